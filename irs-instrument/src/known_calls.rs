@@ -1,0 +1,93 @@
+//! What the pass knows about library functions by name (DESIGN §5): which calls are routed to
+//! runtime wrappers, which ones raise violations, and which ones provably do not keep a pointer
+//! argument (so passing a local's address to them does not make the local shared).
+
+use shared_proto::{SiteKind, ViolationKind};
+
+/// A pthread call the runtime wraps: calls to `name` become calls to `wrapper` with the site id
+/// appended as a last `i64` argument.
+pub struct RoutedCall {
+    pub name: &'static str,
+    pub wrapper: &'static str,
+    pub kind: SiteKind,
+}
+
+pub const ROUTED_CALLS: &[RoutedCall] = &[
+    RoutedCall { name: "pthread_create", wrapper: "__irs_pthread_create", kind: SiteKind::Create },
+    RoutedCall { name: "pthread_join", wrapper: "__irs_pthread_join", kind: SiteKind::Join },
+    RoutedCall { name: "pthread_exit", wrapper: "__irs_pthread_exit", kind: SiteKind::ThreadExit },
+    RoutedCall {
+        name: "pthread_mutex_init",
+        wrapper: "__irs_pthread_mutex_init",
+        kind: SiteKind::MutexInit,
+    },
+    RoutedCall { name: "pthread_mutex_lock", wrapper: "__irs_pthread_mutex_lock", kind: SiteKind::Lock },
+    RoutedCall {
+        name: "pthread_mutex_unlock",
+        wrapper: "__irs_pthread_mutex_unlock",
+        kind: SiteKind::Unlock,
+    },
+    RoutedCall {
+        name: "pthread_mutex_trylock",
+        wrapper: "__irs_pthread_mutex_trylock",
+        kind: SiteKind::TryLock,
+    },
+];
+
+pub fn routed_call(name: &str) -> Option<&'static RoutedCall> {
+    ROUTED_CALLS.iter().find(|r| r.name == name)
+}
+
+/// Functions whose call means a violation. The call itself stays (the program fails exactly as
+/// the plain build does); the pass puts a report to the runtime in front of it.
+pub fn violation_call(name: &str) -> Option<ViolationKind> {
+    match name {
+        "__assert_fail" | "__assert_rtn" | "__assert" => Some(ViolationKind::Assert),
+        "abort" => Some(ViolationKind::Abort),
+        "reach_error" | "__VERIFIER_error" => Some(ViolationKind::ReachError),
+        _ => None,
+    }
+}
+
+/// May a call to `callee` keep (capture) the pointer passed as argument `arg`?
+/// `false` only for functions known not to store or return their pointer arguments.
+pub fn call_may_capture(callee: &str, arg: u32) -> bool {
+    if callee.starts_with("llvm.") {
+        // memcpy/memset/lifetime/dbg intrinsics read or write through the pointer, never keep it.
+        return false;
+    }
+    match callee {
+        "pthread_create" => arg > 1,
+        "pthread_join" => arg != 1,
+        name if name.starts_with("pthread_mutex_") => false,
+        "printf" | "fprintf" | "sprintf" | "snprintf" | "dprintf" | "vprintf" | "vfprintf"
+        | "vsprintf" | "vsnprintf" | "puts" | "fputs" | "putchar" | "fputc" | "scanf" | "fscanf"
+        | "sscanf" | "__isoc99_scanf" | "__isoc99_fscanf" | "__isoc99_sscanf" | "strlen"
+        | "strnlen" | "strcmp" | "strncmp" | "memcmp" | "atoi" | "atol" | "atoll" | "atof"
+        | "read" | "write" | "fread" | "fwrite" | "free" | "clock_gettime" | "gettimeofday"
+        | "time" | "nanosleep" | "usleep" | "getrusage" => false,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pthread_create_keeps_only_the_thread_argument() {
+        assert!(!call_may_capture("pthread_create", 0));
+        assert!(!call_may_capture("pthread_create", 1));
+        assert!(call_may_capture("pthread_create", 3));
+        assert!(call_may_capture("some_user_function", 0));
+        assert!(!call_may_capture("llvm.memcpy.p0i8.p0i8.i64", 0));
+    }
+
+    #[test]
+    fn routes_and_violations() {
+        assert_eq!(routed_call("pthread_mutex_lock").unwrap().wrapper, "__irs_pthread_mutex_lock");
+        assert!(routed_call("pthread_cond_wait").is_none());
+        assert_eq!(violation_call("__assert_fail"), Some(ViolationKind::Assert));
+        assert_eq!(violation_call("exit"), None);
+    }
+}

@@ -1,0 +1,14 @@
+//! The IRS instrumentation: the LLVM pass (DESIGN §5, IRS paper §4) and the `irs cc` compiler
+//! driver around it (clang → pass → clang/link with irs-runtime).
+
+mod access_class;
+pub mod cc_args;
+pub mod driver;
+mod escape;
+pub mod instrumented_binary;
+mod ir;
+mod known_calls;
+mod module_embed;
+pub mod pass;
+pub mod site_report;
+pub mod toolchain;

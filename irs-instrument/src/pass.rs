@@ -1,0 +1,443 @@
+//! The instrumentation pass (DESIGN §5; IRS paper §4): callbacks before and after every memory
+//! access that may touch shared memory, pthread calls routed to runtime wrappers, violations
+//! reported, `main` wrapped so that the runtime starts first, and the module's site table and
+//! globals embedded for the runtime.
+//!
+//! The pass runs on unoptimised IR (clang with LLVM passes disabled) so that no optimisation that
+//! assumes race freedom has run; the caller optimises afterwards. The callbacks are reached
+//! through small `alwaysinline` guards that test a thread-local flag first: a thread with
+//! nothing to record or enforce pays a TLS load and a branch per access, never a call.
+
+use crate::access_class::{classify, AccessClass};
+use crate::escape::EscapeAnalysis;
+use crate::ir::{self, Val};
+use crate::known_calls::{routed_call, violation_call};
+use crate::module_embed::embed_module_sites;
+use crate::site_report::{Decision, ReportEntry};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionValue, PointerValue};
+use inkwell::{AddressSpace, GlobalVisibility, IntPredicate, ThreadLocalMode};
+use shared_proto::abi::{self, CB_AFTER, CB_BEFORE, CB_VIOLATION, RUNTIME_START, THREAD_ACTIVE_FLAG, USER_MAIN};
+use shared_proto::hash::StableHasher;
+use shared_proto::{ModuleSites, SiteId, SiteInfo, SiteKind, ViolationKind};
+
+const GUARD_BEFORE: &str = "__irs_guard_before";
+const GUARD_AFTER: &str = "__irs_guard_after";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    #[error("{0} is already instrumented by irs")]
+    AlreadyInstrumented(String),
+    #[error("building instrumentation for {module}: {detail}")]
+    Build { module: String, detail: String },
+    #[error("internal error: the instrumented module of {module} does not verify: {detail}")]
+    Verify { module: String, detail: String },
+}
+
+/// What the pass did to one module.
+pub struct PassOutput {
+    pub sites: ModuleSites,
+    pub report: Vec<ReportEntry>,
+    pub defines_main: bool,
+}
+
+/// One planned rewrite, collected before the module is changed.
+enum Action {
+    Access { inst: Val, addr: Val, site: u32, kind: SiteKind, size: u64 },
+    MemIntrinsic { inst: Val, src: Option<(Val, u32)>, dst: Option<(Val, u32)>, size: u64 },
+    Route { inst: Val, wrapper: &'static str, site: u32 },
+    Violation { inst: Val, kind: ViolationKind, site: u32 },
+}
+
+struct Planner<'m, 'ctx> {
+    source: String,
+    sites: Vec<SiteInfo>,
+    report: Vec<ReportEntry>,
+    escape: EscapeAnalysis,
+    actions: Vec<Action>,
+    module: &'m Module<'ctx>,
+}
+
+impl<'m, 'ctx> Planner<'m, 'ctx> {
+    fn location(&self, inst: Val) -> (String, u32, u32) {
+        inst.debug_location().unwrap_or_else(|| (String::new(), 0, 0))
+    }
+
+    fn function_of(inst: Val) -> String {
+        inst.parent_function().map(|f| f.name()).unwrap_or_default()
+    }
+
+    fn add_site(&mut self, inst: Val, kind: SiteKind, target: String) -> u32 {
+        let (file, line, column) = self.location(inst);
+        let info = SiteInfo { kind, function: Self::function_of(inst), file, line, column, target };
+        let index = self.sites.len() as u32;
+        self.report.push(ReportEntry {
+            location: info.location(),
+            function: info.function.clone(),
+            kind,
+            decision: Decision::Instrumented { site: index, target: info.target.clone() },
+        });
+        self.sites.push(info);
+        index
+    }
+
+    fn skip(&mut self, inst: Val, kind: SiteKind, reason: String) {
+        let (file, line, column) = self.location(inst);
+        let info = SiteInfo { kind, function: Self::function_of(inst), file, line, column, target: String::new() };
+        self.report.push(ReportEntry {
+            location: info.location(),
+            function: info.function,
+            kind,
+            decision: Decision::Skipped { reason },
+        });
+    }
+
+    /// Classify one address; returns the site index when it is instrumented.
+    fn access(&mut self, inst: Val, addr: Val, kind: SiteKind) -> Option<u32> {
+        match classify(addr, &mut self.escape) {
+            AccessClass::Shared { target } => Some(self.add_site(inst, kind, target)),
+            AccessClass::Skipped { reason } => {
+                self.skip(inst, kind, reason);
+                None
+            }
+        }
+    }
+
+    fn size_of_value(&self, v: Val) -> u64 {
+        ir::store_size(self.module.as_mut_ptr(), v.type_ref())
+    }
+
+    fn plan_instruction(&mut self, inst: Val) {
+        let Some(op) = inst.opcode() else { return };
+        match op {
+            LLVMOpcode::LLVMLoad => {
+                let addr = inst.operand(0).expect("load has an address");
+                let kind = if ir::is_atomic_load_store(inst) { SiteKind::AtomicLoad } else { SiteKind::Load };
+                if let Some(site) = self.access(inst, addr, kind) {
+                    let size = self.size_of_value(inst);
+                    self.actions.push(Action::Access { inst, addr, site, kind, size });
+                }
+            }
+            LLVMOpcode::LLVMStore => {
+                let value = inst.operand(0).expect("store has a value");
+                let addr = inst.operand(1).expect("store has an address");
+                let kind = if ir::is_atomic_load_store(inst) { SiteKind::AtomicStore } else { SiteKind::Store };
+                if let Some(site) = self.access(inst, addr, kind) {
+                    let size = self.size_of_value(value);
+                    self.actions.push(Action::Access { inst, addr, site, kind, size });
+                }
+            }
+            LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg => {
+                let kind = if op == LLVMOpcode::LLVMAtomicRMW { SiteKind::Rmw } else { SiteKind::CmpXchg };
+                let addr = inst.operand(0).expect("atomic has an address");
+                if let Some(site) = self.access(inst, addr, kind) {
+                    let size = self.size_of_value(inst.operand(1).expect("atomic has a value"));
+                    self.actions.push(Action::Access { inst, addr, site, kind, size });
+                }
+            }
+            LLVMOpcode::LLVMCall => self.plan_call(inst),
+            _ => {}
+        }
+    }
+
+    fn plan_call(&mut self, inst: Val) {
+        let Some(callee) = inst.called_function() else { return };
+        let name = callee.name();
+        if name.starts_with("llvm.memcpy") || name.starts_with("llvm.memmove") || name.starts_with("llvm.memset") {
+            let size = inst.operand(2).and_then(|v| v.const_int()).unwrap_or(0);
+            let dst_addr = inst.operand(0).expect("mem intrinsic has a destination");
+            let src = if name.starts_with("llvm.memset") {
+                None
+            } else {
+                let src_addr = inst.operand(1).expect("memcpy has a source");
+                self.access(inst, src_addr, SiteKind::Load).map(|s| (src_addr, s))
+            };
+            let dst = self.access(inst, dst_addr, SiteKind::Store).map(|s| (dst_addr, s));
+            if src.is_some() || dst.is_some() {
+                self.actions.push(Action::MemIntrinsic { inst, src, dst, size });
+            }
+            return;
+        }
+        // A direct call only: the callee operand is the function itself, so argument types match.
+        let direct = inst.operand(inst.num_operands() - 1) == Some(callee);
+        if let Some(route) = routed_call(&name) {
+            if direct {
+                let site = self.add_site(inst, route.kind, format!("call {name}"));
+                self.actions.push(Action::Route { inst, wrapper: route.wrapper, site });
+            } else {
+                self.skip(inst, route.kind, format!("call {name} through a cast: not routed"));
+            }
+            return;
+        }
+        if let Some(kind) = violation_call(&name) {
+            let site = self.add_site(inst, SiteKind::Violation, format!("call {name}"));
+            self.actions.push(Action::Violation { inst, kind, site });
+        }
+    }
+}
+
+/// Instrument `module` in place. `source` names the module in errors and the site table.
+pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, source: &str) -> Result<PassOutput, PassError> {
+    if module.get_function(CB_BEFORE).is_some() || module.get_global(THREAD_ACTIVE_FLAG).is_some() {
+        return Err(PassError::AlreadyInstrumented(source.to_string()));
+    }
+    let module_hash = {
+        let mut h = StableHasher::default();
+        h.write(source.as_bytes());
+        h.write(module.write_bitcode_to_memory().as_slice());
+        h.finish()
+    };
+    let tag = module_hash as u32;
+
+    // Phase 1: analyse the untouched module and plan every rewrite.
+    let mut planner = Planner {
+        source: source.to_string(),
+        sites: Vec::new(),
+        report: Vec::new(),
+        escape: EscapeAnalysis::default(),
+        actions: Vec::new(),
+        module,
+    };
+    for f in module.get_functions() {
+        for bb in f.get_basic_blocks() {
+            for inst in bb.get_instructions() {
+                planner.plan_instruction(Val(inst.as_value_ref()));
+            }
+        }
+    }
+
+    // Phase 2: rewrite.
+    let rw = Rewriter::new(context, module, source, tag)?;
+    for action in &planner.actions {
+        rw.apply(action)?;
+    }
+    let defines_main = rw.wrap_main()?;
+
+    let globals = embed_module_sites(context, module, module_hash, &planner.source, &planner.sites)
+        .map_err(|detail| PassError::Build { module: source.to_string(), detail })?;
+    module
+        .verify()
+        .map_err(|e| PassError::Verify { module: source.to_string(), detail: e.to_string() })?;
+    Ok(PassOutput {
+        sites: ModuleSites { module_hash, source: planner.source, sites: planner.sites, globals },
+        report: planner.report,
+        defines_main,
+    })
+}
+
+struct Rewriter<'a, 'ctx> {
+    context: &'ctx Context,
+    module: &'a Module<'ctx>,
+    builder: Builder<'ctx>,
+    source: String,
+    tag: u32,
+    guard_before: FunctionValue<'ctx>,
+    guard_after: FunctionValue<'ctx>,
+}
+
+impl<'a, 'ctx> Rewriter<'a, 'ctx> {
+    fn err(&self, e: impl std::fmt::Display) -> PassError {
+        PassError::Build { module: self.source.clone(), detail: e.to_string() }
+    }
+
+    fn new(context: &'ctx Context, module: &'a Module<'ctx>, source: &str, tag: u32) -> Result<Self, PassError> {
+        let i8t = context.i8_type();
+        let i32t = context.i32_type();
+        let i64t = context.i64_type();
+        let void = context.void_type();
+        let i8p = i8t.ptr_type(AddressSpace::default());
+        let err = |e: inkwell::builder::BuilderError| PassError::Build { module: source.to_string(), detail: e.to_string() };
+
+        let flag = module.add_global(i8t, None, THREAD_ACTIVE_FLAG);
+        flag.set_linkage(Linkage::External);
+        flag.set_thread_local_mode(Some(ThreadLocalMode::InitialExecTLSModel));
+
+        let before = module.add_function(CB_BEFORE, void.fn_type(&[i64t.into(), i8p.into(), i32t.into()], false), None);
+        let after = module.add_function(CB_AFTER, void.fn_type(&[i64t.into()], false), None);
+
+        let always_inline = context.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+        let builder = context.create_builder();
+        let make_guard = |name: &str, callee: FunctionValue<'ctx>| -> Result<FunctionValue<'ctx>, PassError> {
+            let f = module.add_function(name, callee.get_type(), Some(Linkage::Internal));
+            f.add_attribute(AttributeLoc::Function, always_inline);
+            let entry = context.append_basic_block(f, "entry");
+            let slow = context.append_basic_block(f, "active");
+            let done = context.append_basic_block(f, "done");
+            builder.position_at_end(entry);
+            let v = builder.build_load(flag.as_pointer_value(), "irs.active").map_err(err)?;
+            let on = builder
+                .build_int_compare(IntPredicate::NE, v.into_int_value(), i8t.const_zero(), "irs.on")
+                .map_err(err)?;
+            builder.build_conditional_branch(on, slow, done).map_err(err)?;
+            builder.position_at_end(slow);
+            let args: Vec<BasicMetadataValueEnum> = f.get_param_iter().map(|p| p.into()).collect();
+            builder.build_call(callee, &args, "").map_err(err)?;
+            builder.build_unconditional_branch(done).map_err(err)?;
+            builder.position_at_end(done);
+            builder.build_return(None).map_err(err)?;
+            Ok(f)
+        };
+        let guard_before = make_guard(GUARD_BEFORE, before)?;
+        let guard_after = make_guard(GUARD_AFTER, after)?;
+        Ok(Rewriter { context, module, builder, source: source.to_string(), tag, guard_before, guard_after })
+    }
+
+    fn site_const(&self, site: u32) -> BasicMetadataValueEnum<'ctx> {
+        self.context.i64_type().const_int(SiteId::new(self.tag, site).0, false).into()
+    }
+
+    fn inst(&self, v: Val) -> InstructionValue<'ctx> {
+        // SAFETY: `v` is an instruction of `self.module`, which outlives this call.
+        unsafe { InstructionValue::new(v.raw()) }
+    }
+
+    fn call_at(&self, at: Val, f: FunctionValue<'ctx>, args: &[BasicMetadataValueEnum<'ctx>]) -> Result<Val, PassError> {
+        let call = self.builder.build_call(f, args, "").map_err(|e| self.err(e))?;
+        let v = Val(call.as_value_ref());
+        ir::copy_debug_location(at, v);
+        Ok(v)
+    }
+
+    fn as_i8_ptr(&self, addr: Val) -> Result<PointerValue<'ctx>, PassError> {
+        // SAFETY: `addr` is a pointer-typed value of this module (an access's address operand).
+        let p = unsafe { PointerValue::new(addr.raw()) };
+        let i8p = self.context.i8_type().ptr_type(AddressSpace::default());
+        self.builder.build_pointer_cast(p, i8p, "irs.addr").map_err(|e| self.err(e))
+    }
+
+    fn before(&self, inst: Val, addr: Val, site: u32, kind: SiteKind, size: u64) -> Result<(), PassError> {
+        let info = abi::encode_info(kind, size) as u64;
+        let a = self.as_i8_ptr(addr)?;
+        let args = [self.site_const(site), a.into(), self.context.i32_type().const_int(info, false).into()];
+        self.call_at(inst, self.guard_before, &args)?;
+        Ok(())
+    }
+
+    fn apply(&self, action: &Action) -> Result<(), PassError> {
+        match *action {
+            Action::Access { inst, addr, site, kind, size } => {
+                let i = self.inst(inst);
+                self.builder.position_before(&i);
+                self.before(inst, addr, site, kind, size)?;
+                let next = i.get_next_instruction().expect("an access is never a terminator");
+                self.builder.position_before(&next);
+                self.call_at(inst, self.guard_after, &[self.site_const(site)])?;
+            }
+            Action::MemIntrinsic { inst, src, dst, size } => {
+                let i = self.inst(inst);
+                self.builder.position_before(&i);
+                if let Some((a, s)) = src {
+                    self.before(inst, a, s, SiteKind::Load, size)?;
+                }
+                if let Some((a, s)) = dst {
+                    self.before(inst, a, s, SiteKind::Store, size)?;
+                }
+                let next = i.get_next_instruction().expect("a call is never a terminator");
+                self.builder.position_before(&next);
+                for (_, s) in src.iter().chain(dst.iter()) {
+                    self.call_at(inst, self.guard_after, &[self.site_const(*s)])?;
+                }
+            }
+            Action::Route { inst, wrapper, site } => {
+                let callee = inst.called_function().expect("routed calls are direct");
+                // SAFETY: `callee` is a function of this module.
+                let callee = unsafe { FunctionValue::new(callee.raw()) }.expect("callee is a function");
+                let ty = callee.get_type();
+                let mut params: Vec<BasicMetadataTypeEnum> = ty.get_param_types();
+                params.push(self.context.i64_type().into());
+                let wrapper_ty = match ty.get_return_type() {
+                    Some(r) => inkwell::types::BasicType::fn_type(&r, &params, false),
+                    None => self.context.void_type().fn_type(&params, false),
+                };
+                let w = self.module.get_function(wrapper).unwrap_or_else(|| self.module.add_function(wrapper, wrapper_ty, None));
+                let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
+                for i in 0..inst.call_arg_count() {
+                    let op = self.inst(inst).get_operand(i).and_then(|o| o.value()).ok_or_else(|| self.err("call argument"))?;
+                    args.push(op.into());
+                }
+                args.push(self.site_const(site));
+                self.builder.position_before(&self.inst(inst));
+                let new = self.call_at(inst, w, &args)?;
+                ir::replace_and_erase(inst, new);
+            }
+            Action::Violation { inst, kind, site } => {
+                let i8p = self.context.i8_type().ptr_type(AddressSpace::default());
+                let i32t = self.context.i32_type();
+                let f = self.module.get_function(CB_VIOLATION).unwrap_or_else(|| {
+                    let ty = self.context.void_type().fn_type(
+                        &[self.context.i64_type().into(), i32t.into(), i8p.into(), i8p.into(), i32t.into(), i8p.into()],
+                        false,
+                    );
+                    self.module.add_function(CB_VIOLATION, ty, None)
+                });
+                let i = self.inst(inst);
+                self.builder.position_before(&i);
+                let null = i8p.const_null();
+                let mut args: Vec<BasicMetadataValueEnum> =
+                    vec![self.site_const(site), i32t.const_int(abi::violation_code(kind) as u64, false).into()];
+                if kind == ViolationKind::Assert && inst.call_arg_count() >= 4 {
+                    // __assert_fail(assertion, file, line, function)
+                    let op = |n| i.get_operand(n).and_then(|o| o.value());
+                    match (op(0), op(1), op(2), op(3)) {
+                        (Some(a), Some(f), Some(l), Some(func)) if l.is_int_value() && a.is_pointer_value() && f.is_pointer_value() && func.is_pointer_value() => {
+                            let cast = |v: inkwell::values::BasicValueEnum<'ctx>| {
+                                self.builder.build_pointer_cast(v.into_pointer_value(), i8p, "").map_err(|e| self.err(e))
+                            };
+                            let line = self.builder.build_int_cast(l.into_int_value(), i32t, "").map_err(|e| self.err(e))?;
+                            let extra: [BasicMetadataValueEnum; 4] = [cast(a)?.into(), cast(f)?.into(), line.into(), cast(func)?.into()];
+                            args.extend(extra);
+                        }
+                        _ => {
+                            let extra: [BasicMetadataValueEnum; 4] = [null.into(), null.into(), i32t.const_zero().into(), null.into()];
+                            args.extend(extra)
+                        }
+                    }
+                } else {
+                    let extra: [BasicMetadataValueEnum; 4] = [null.into(), null.into(), i32t.const_zero().into(), null.into()];
+                    args.extend(extra);
+                }
+                self.call_at(inst, f, &args)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rename a defined `main` and put a `main` in front of it that starts the runtime.
+    fn wrap_main(&self) -> Result<bool, PassError> {
+        let Some(user_main) = self.module.get_function("main") else { return Ok(false) };
+        if user_main.count_basic_blocks() == 0 {
+            return Ok(false);
+        }
+        user_main.as_global_value().set_name(USER_MAIN);
+        user_main.set_linkage(Linkage::Internal);
+        let i32t = self.context.i32_type();
+        let i8pp = self.context.i8_type().ptr_type(AddressSpace::default()).ptr_type(AddressSpace::default());
+        let main_ty = i32t.fn_type(&[i32t.into(), i8pp.into(), i8pp.into()], false);
+        let main_ptr = main_ty.ptr_type(AddressSpace::default());
+        let start_ty = i32t.fn_type(&[i32t.into(), i8pp.into(), i8pp.into(), main_ptr.into()], false);
+        let start = self.module.add_function(RUNTIME_START, start_ty, None);
+        let main = self.module.add_function("main", main_ty, None);
+        main.as_global_value().set_visibility(GlobalVisibility::Default);
+        let entry = self.context.append_basic_block(main, "entry");
+        let b = self.context.create_builder();
+        b.position_at_end(entry);
+        let params: Vec<BasicMetadataValueEnum> = main.get_param_iter().map(|p| p.into()).collect();
+        let user = user_main.as_global_value().as_pointer_value().const_cast(main_ptr);
+        let mut args = params;
+        args.push(user.into());
+        let code = b
+            .build_call(start, &args, "code")
+            .map_err(|e| self.err(e))?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| self.err("__irs_start returns int"))?;
+        b.build_return(Some(&code)).map_err(|e| self.err(e))?;
+        Ok(true)
+    }
+}
+

@@ -1,0 +1,44 @@
+//! Finding the tools `irs cc` drives: clang 14 and the irs-runtime static library.
+
+use std::path::{Path, PathBuf};
+
+/// The clang to drive: `$IRS_CLANG`, else `clang-14` on `PATH`, else Debian's LLVM 14 clang.
+pub fn clang() -> PathBuf {
+    if let Some(c) = std::env::var_os("IRS_CLANG") {
+        return PathBuf::from(c);
+    }
+    if let Some(p) = find_in_path("clang-14") {
+        return p;
+    }
+    PathBuf::from("/usr/lib/llvm-14/bin/clang")
+}
+
+pub fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+pub const RUNTIME_LIB: &str = "libirs_runtime.a";
+
+/// The runtime library: `$IRS_RUNTIME_LIB`, else next to the running `irs` binary (cargo puts
+/// both in `target/<profile>/`).
+pub fn runtime_lib() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("IRS_RUNTIME_LIB") {
+        let p = PathBuf::from(p);
+        return if p.is_file() { Ok(p) } else { Err(format!("IRS_RUNTIME_LIB={} does not exist", p.display())) };
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the irs binary: {e}"))?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    for candidate in [dir.join(RUNTIME_LIB), dir.join("..").join(RUNTIME_LIB)] {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(format!(
+        "cannot find the irs runtime ({RUNTIME_LIB} next to {}); build the workspace with `cargo build --release --workspace` or set IRS_RUNTIME_LIB",
+        exe.display()
+    ))
+}
+
+/// The system libraries a Rust static library needs (`rustc --print native-static-libs`).
+pub const RUNTIME_SYSTEM_LIBS: &[&str] = &["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"];

@@ -1,0 +1,17 @@
+/* The two things of irs-runtime that stable Rust cannot express (DESIGN §5, §6):
+ *
+ * 1. The per-thread "active" flag that instrumented code tests inline before every callback.
+ *    It must be a C thread-local with the initial-exec model so the test is one fs-relative
+ *    load, and it is exported under a fixed name the pass refers to.
+ * 2. Weak references to the linker-defined bounds of the `irs_modules` section, so that the
+ *    runtime links (and finds nothing) even in a program without instrumented modules.
+ */
+__attribute__((tls_model("initial-exec"))) __thread unsigned char __irs_thread_active = 0;
+
+void __irs_set_thread_active(unsigned char on) { __irs_thread_active = on; }
+
+extern const char __start_irs_modules[] __attribute__((weak));
+extern const char __stop_irs_modules[] __attribute__((weak));
+
+const char *__irs_modules_begin(void) { return __start_irs_modules; }
+const char *__irs_modules_end(void) { return __stop_irs_modules; }

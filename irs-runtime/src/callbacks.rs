@@ -1,0 +1,64 @@
+//! The callbacks the pass inserts around memory accesses and before violations (DESIGN §5).
+//! Instrumented code calls `__irs_before`/`__irs_after` only when the thread's fast-path flag is
+//! set, so in OFF mode these are never reached.
+
+use crate::mode::{self, Mode};
+use crate::recorder;
+use crate::thread_state::{self, Pending};
+use shared_proto::abi;
+use shared_proto::{ObjectRef, Outcome, SiteId};
+use std::ffi::{c_char, c_void, CStr};
+
+#[no_mangle]
+pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
+    if mode::get() != Mode::Record {
+        return;
+    }
+    if thread_state::push_pending(Pending { site, addr: addr as u64, info }).is_some() {
+        recorder::hold();
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn __irs_after(site: u64) {
+    if mode::get() != Mode::Record {
+        return;
+    }
+    let Some((p, depth_left)) = thread_state::pop_pending(site) else { return };
+    let Some((kind, size)) = abi::decode_info(p.info) else { return };
+    recorder::complete_access(SiteId(site), kind, ObjectRef::Memory { addr: p.addr, size }, depth_left == 0);
+}
+
+/// # Safety
+/// The string arguments are null or NUL-terminated strings (what `__assert_fail` received).
+unsafe fn c_str(p: *const c_char) -> Option<String> {
+    // SAFETY: per the function contract.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// Called right before `__assert_fail`, `abort`, `reach_error` or `__VERIFIER_error`; the call
+/// itself then runs as in the plain program.
+#[no_mangle]
+pub extern "C" fn __irs_on_violation(
+    _site: u64,
+    kind: u32,
+    assertion: *const c_char,
+    file: *const c_char,
+    line: u32,
+    function: *const c_char,
+) {
+    if mode::get() != Mode::Record {
+        return;
+    }
+    let Some(kind) = abi::violation_kind(kind) else { return };
+    // SAFETY: the pass passes __assert_fail's own string arguments, or nulls.
+    let (assertion, file, function) = unsafe { (c_str(assertion), c_str(file), c_str(function)) };
+    let message = match (assertion, file, function) {
+        (Some(a), Some(f), Some(func)) => format!("{f}:{line}: {func}: Assertion `{a}' failed"),
+        (Some(a), _, _) => format!("Assertion `{a}' failed"),
+        _ => String::new(),
+    };
+    recorder::lock().set_violation(Outcome::Violation { kind, message });
+    // The program is about to abort: write the trace now, keep recording in case it does not.
+    recorder::finish(Outcome::Incomplete, false);
+}

@@ -1,0 +1,23 @@
+//! irs-runtime: the library linked into every program built by `irs cc` (DESIGN §2, §4–§6;
+//! IRS paper §4). It exports the C ABI the pass calls (`__irs_start`, `__irs_before`,
+//! `__irs_after`, `__irs_on_violation`, the pthread wrappers) and implements the modes:
+//!
+//! - OFF (no `IRS_MODE`): the program behaves exactly like the plain build; threads keep their
+//!   fast-path flag clear, so instrumented accesses cost a TLS load and a branch.
+//! - RECORD (`IRS_MODE=record IRS_TRACE=FILE`, set by `irs record`): every visible event is
+//!   serialised and written to a trace whose order is a real linearisation of the run.
+//!
+//! ENFORCE and EXPLORE come with later issues.
+
+mod callbacks;
+mod mode;
+mod process_exit;
+mod program_info;
+mod pthread_wrappers;
+mod recorder;
+mod start;
+mod thread_flag;
+mod thread_state;
+
+pub use mode::Mode;
+pub use program_info::ProgramInfo;

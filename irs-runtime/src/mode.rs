@@ -1,0 +1,52 @@
+//! The runtime's mode, chosen once at start-up from the environment (`IRS_MODE`), before any
+//! thread of the program exists.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Off = 0,
+    Record = 1,
+}
+
+pub const MODE_VAR: &str = "IRS_MODE";
+pub const TRACE_VAR: &str = "IRS_TRACE";
+
+static MODE: AtomicU8 = AtomicU8::new(Mode::Off as u8);
+
+impl Mode {
+    pub fn parse(value: Option<&str>) -> Result<Mode, String> {
+        match value.map(str::trim) {
+            None | Some("") | Some("off") => Ok(Mode::Off),
+            Some("record") => Ok(Mode::Record),
+            Some(other) => Err(format!("unknown {MODE_VAR}={other:?} (expected off or record)")),
+        }
+    }
+}
+
+/// Set at start-up while only the main thread exists.
+pub fn set(mode: Mode) {
+    // Relaxed: written before any other thread is created; pthread_create orders it before
+    // everything the new threads do.
+    MODE.store(mode as u8, Ordering::Relaxed);
+}
+
+pub fn get() -> Mode {
+    // Relaxed: see `set`; the value never changes after start-up.
+    if MODE.load(Ordering::Relaxed) == Mode::Record as u8 {
+        Mode::Record
+    } else {
+        Mode::Off
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn parses_modes() {
+        assert_eq!(Mode::parse(None), Ok(Mode::Off));
+        assert_eq!(Mode::parse(Some("record")), Ok(Mode::Record));
+        assert!(Mode::parse(Some("enforce-everything")).unwrap_err().contains("unknown IRS_MODE"));
+    }
+}

@@ -1,0 +1,145 @@
+//! The pthread functions the pass routes to the runtime (DESIGN §3, §5). Each takes the site id
+//! as an extra last argument. In OFF mode they only call the real function.
+
+use crate::mode::{self, Mode};
+use crate::recorder;
+use crate::thread_flag;
+use crate::thread_state;
+use shared_proto::{EventKind, ObjectRef, SiteId, ThreadId};
+use std::ffi::{c_int, c_void};
+
+type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
+
+struct Start {
+    routine: StartRoutine,
+    arg: *mut c_void,
+    tid: ThreadId,
+}
+
+extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
+    // SAFETY: `start` is the Box<Start> leaked by __irs_pthread_create for this thread only.
+    let start = unsafe { Box::from_raw(start as *mut Start) };
+    thread_state::register(start.tid);
+    thread_flag::set_active(true);
+    let ret = (start.routine)(start.arg);
+    recorder::thread_exit();
+    ret
+}
+
+fn recording() -> bool {
+    mode::get() == Mode::Record
+}
+
+/// # Safety
+/// Same contract as `pthread_create`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    routine: StartRoutine,
+    arg: *mut c_void,
+    site: u64,
+) -> c_int {
+    if !recording() {
+        // SAFETY: forwarded unchanged from the caller.
+        return unsafe { libc::pthread_create(thread, attr, routine, arg) };
+    }
+    let mut r = recorder::lock();
+    let tid = r.new_child();
+    let start = Box::into_raw(Box::new(Start { routine, arg, tid })) as *mut c_void;
+    // SAFETY: the caller's arguments, with our trampoline owning `start`.
+    let rc = unsafe { libc::pthread_create(thread, attr, trampoline, start) };
+    if rc != 0 {
+        // SAFETY: the thread was not created, so `start` is still ours.
+        drop(unsafe { Box::from_raw(start as *mut Start) });
+        r.forget_child(tid);
+        return rc;
+    }
+    // SAFETY: pthread_create succeeded and filled `*thread`.
+    r.bind_pthread(unsafe { *thread } as u64, tid);
+    r.push(Some(SiteId(site)), EventKind::Create, ObjectRef::Thread(tid));
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_join`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mut *mut c_void, site: u64) -> c_int {
+    // SAFETY: forwarded unchanged.
+    let rc = unsafe { libc::pthread_join(thread, retval) };
+    if rc == 0 && recording() {
+        let mut r = recorder::lock();
+        if let Some(tid) = r.thread_of(thread as u64) {
+            r.push(Some(SiteId(site)), EventKind::Join, ObjectRef::Thread(tid));
+        }
+    }
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_exit`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_exit(retval: *mut c_void, _site: u64) -> ! {
+    if recording() {
+        recorder::thread_exit();
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::pthread_exit(retval) }
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_init`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_mutex_init(
+    m: *mut libc::pthread_mutex_t,
+    attr: *const libc::pthread_mutexattr_t,
+    _site: u64,
+) -> c_int {
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::pthread_mutex_init(m, attr) }
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
+    let rc = unsafe { libc::pthread_mutex_lock(m) };
+    if rc == 0 && recording() {
+        recorder::lock().push(Some(SiteId(site)), EventKind::Lock, ObjectRef::Mutex { addr: m as u64 });
+    }
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_unlock`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if !recording() {
+        // SAFETY: forwarded unchanged.
+        return unsafe { libc::pthread_mutex_unlock(m) };
+    }
+    let mut r = recorder::lock();
+    // SAFETY: forwarded unchanged; unlocking never blocks.
+    let rc = unsafe { libc::pthread_mutex_unlock(m) };
+    if rc == 0 {
+        r.push(Some(SiteId(site)), EventKind::Unlock, ObjectRef::Mutex { addr: m as u64 });
+    }
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_trylock`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if !recording() {
+        // SAFETY: forwarded unchanged.
+        return unsafe { libc::pthread_mutex_trylock(m) };
+    }
+    let mut r = recorder::lock();
+    // SAFETY: forwarded unchanged; trylock never blocks.
+    let rc = unsafe { libc::pthread_mutex_trylock(m) };
+    let kind = if rc == 0 { EventKind::TryLock } else { EventKind::TryLockFail };
+    r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64 });
+    rc
+}

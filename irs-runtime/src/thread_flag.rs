@@ -1,0 +1,11 @@
+//! The thread-local fast-path flag tested inline by instrumented code (defined in `csrc/glue.c`).
+
+extern "C" {
+    fn __irs_set_thread_active(on: u8);
+}
+
+/// Turn the calling thread's callbacks on or off.
+pub fn set_active(on: bool) {
+    // SAFETY: the glue function only writes the calling thread's own TLS byte.
+    unsafe { __irs_set_thread_active(on as u8) }
+}

@@ -1,0 +1,69 @@
+//! Events: one execution of a visible operation by a thread (DESIGN §3), identified in a run by
+//! `(tid, k)`: `k` counts the visible events of `tid` before this one.
+
+use crate::ids::{SiteId, ThreadId};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventKind {
+    Load,
+    Store,
+    AtomicLoad,
+    AtomicStore,
+    Rmw,
+    CmpXchg,
+    Lock,
+    Unlock,
+    TryLock,
+    TryLockFail,
+    Create,
+    Join,
+    Exit,
+}
+
+impl EventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Load => "load",
+            EventKind::Store => "store",
+            EventKind::AtomicLoad => "atomic-load",
+            EventKind::AtomicStore => "atomic-store",
+            EventKind::Rmw => "rmw",
+            EventKind::CmpXchg => "cmpxchg",
+            EventKind::Lock => "lock",
+            EventKind::Unlock => "unlock",
+            EventKind::TryLock => "trylock",
+            EventKind::TryLockFail => "trylock-fail",
+            EventKind::Create => "create",
+            EventKind::Join => "join",
+            EventKind::Exit => "exit",
+        }
+    }
+
+    /// Does the event write its object (for dependence: two accesses conflict unless both read)?
+    pub fn writes(self) -> bool {
+        !matches!(self, EventKind::Load | EventKind::AtomicLoad)
+    }
+}
+
+/// What an event acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ObjectRef {
+    /// Memory at a raw address, `size` bytes (0 when the size is not known statically).
+    Memory { addr: u64, size: u32 },
+    /// A mutex, by the raw address of its `pthread_mutex_t`.
+    Mutex { addr: u64 },
+    /// A logical thread (create, join, exit).
+    Thread(ThreadId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub tid: ThreadId,
+    pub k: u32,
+    /// The instrumented instruction; `None` for events the runtime makes itself (the exit of a
+    /// thread whose start routine returned, `main`'s return).
+    pub site: Option<SiteId>,
+    pub kind: EventKind,
+    pub object: ObjectRef,
+}

@@ -1,0 +1,23 @@
+//! The vocabulary that the IRS pass, runtime and tools share (DESIGN §2, §3).
+//!
+//! Ids are newtypes ([`ThreadId`], [`SiteId`], [`ProgramId`]); sites describe instrumented
+//! instructions ([`site`]); the pass embeds one [`module_descriptor::ModuleDescriptor`] per
+//! instrumented module; the runtime writes [`trace::Trace`] files. Nothing here touches LLVM or
+//! the operating system.
+
+pub mod abi;
+pub mod codec;
+pub mod event;
+pub mod hash;
+pub mod ids;
+pub mod module_descriptor;
+pub mod outcome;
+pub mod site;
+pub mod symbolizer;
+pub mod trace;
+
+pub use event::{Event, EventKind, ObjectRef};
+pub use ids::{ProgramId, SiteId, ThreadId};
+pub use outcome::{Outcome, ViolationKind};
+pub use site::{GlobalInfo, ModuleSites, SiteInfo, SiteKind};
+pub use trace::{Trace, TraceError, ThreadInfo};

@@ -1,0 +1,121 @@
+//! Sites: the instrumented instructions of a program and what the pass knows about them
+//! (DESIGN §5). Each instrumented module embeds its [`ModuleSites`] (bincode) so that the
+//! runtime can copy the site table into every trace, and traces are readable on their own.
+
+use serde::{Deserialize, Serialize};
+
+/// What an instrumented instruction does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SiteKind {
+    Load,
+    Store,
+    AtomicLoad,
+    AtomicStore,
+    Rmw,
+    CmpXchg,
+    MutexInit,
+    Lock,
+    Unlock,
+    TryLock,
+    Create,
+    Join,
+    ThreadExit,
+    /// `assert`, `abort`, `reach_error`, `__VERIFIER_error`: where a violation is raised.
+    Violation,
+}
+
+impl SiteKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SiteKind::Load => "load",
+            SiteKind::Store => "store",
+            SiteKind::AtomicLoad => "atomic-load",
+            SiteKind::AtomicStore => "atomic-store",
+            SiteKind::Rmw => "rmw",
+            SiteKind::CmpXchg => "cmpxchg",
+            SiteKind::MutexInit => "mutex-init",
+            SiteKind::Lock => "lock",
+            SiteKind::Unlock => "unlock",
+            SiteKind::TryLock => "trylock",
+            SiteKind::Create => "create",
+            SiteKind::Join => "join",
+            SiteKind::ThreadExit => "pthread-exit",
+            SiteKind::Violation => "violation",
+        }
+    }
+
+    /// Kinds whose callbacks carry a memory address of the program.
+    pub fn is_memory_access(self) -> bool {
+        matches!(
+            self,
+            SiteKind::Load
+                | SiteKind::Store
+                | SiteKind::AtomicLoad
+                | SiteKind::AtomicStore
+                | SiteKind::Rmw
+                | SiteKind::CmpXchg
+        )
+    }
+}
+
+/// One instrumented instruction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteInfo {
+    pub kind: SiteKind,
+    /// The function that contains it.
+    pub function: String,
+    /// Source file and line from debug info; empty and 0 when there is none.
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// What the pass saw as the accessed object, for people: `global counter`, `heap or pointer`,
+    /// `escaping local x`.
+    pub target: String,
+}
+
+impl SiteInfo {
+    /// `file:line` or `?` when the module had no debug info.
+    pub fn location(&self) -> String {
+        if self.file.is_empty() {
+            "?".to_string()
+        } else if self.column > 0 {
+            format!("{}:{}:{}", self.file, self.line, self.column)
+        } else {
+            format!("{}:{}", self.file, self.line)
+        }
+    }
+}
+
+/// A global variable of an instrumented module that the runtime can symbolise addresses in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlobalInfo {
+    pub name: String,
+    pub size: u64,
+}
+
+/// Everything the pass records about one instrumented module.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleSites {
+    /// Hash of the module before instrumentation; its low 32 bits tag the module's site ids.
+    pub module_hash: u64,
+    /// The module's source file name.
+    pub source: String,
+    /// Indexed by `SiteId::index`.
+    pub sites: Vec<SiteInfo>,
+    /// In the same order as the pointer array of the module's descriptor.
+    pub globals: Vec<GlobalInfo>,
+}
+
+impl ModuleSites {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::codec::encode(self)
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<ModuleSites, bincode::Error> {
+        crate::codec::decode(bytes)
+    }
+
+    pub fn module_tag(&self) -> u32 {
+        self.module_hash as u32
+    }
+}

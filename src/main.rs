@@ -1,0 +1,116 @@
+//! `irs`: the one user-facing command. It parses arguments and prints; the work is done by the
+//! library crates.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "irs", version, about = "Run concurrent C programs under verified scheduling constraints (iteratively relaxed scheduling)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile and link C like clang, instrumented and linked with irs-runtime.
+    ///
+    /// Takes the usual cc flags (-O0..3, -g, -I, -D, -std=, -c, -S, -o, -l, -L, several sources,
+    /// objects); flags it does not know go to clang unchanged. `--site-report FILE` writes every
+    /// memory access and pthread call the pass saw: instrumented or skipped, and why.
+    #[command(disable_help_flag = true)]
+    Cc {
+        /// Arguments as for clang, plus --site-report FILE.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run an instrumented program once and write every visible event to a trace.
+    Record {
+        /// Where to write the trace.
+        #[arg(long, short)]
+        out: PathBuf,
+        /// The program (built by `irs cc`) and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+    /// Read traces.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Print a trace: one line per event (thread, k, kind, object, function, file:line).
+    Show {
+        trace: PathBuf,
+        /// Each thread's events in program order instead.
+        #[arg(long)]
+        by_thread: bool,
+    },
+}
+
+const CC_HELP: &str = "\
+Compile and link C like clang, instrumented and linked with irs-runtime.
+
+Usage: irs cc [CLANG ARGS...] [--site-report FILE]
+
+Takes the usual cc flags (-O0..3, -g, -I, -D, -std=, -c, -S, -o, -l, -L, several sources,
+object files); anything else goes to clang unchanged. clang's diagnostics and exit code are
+passed through.
+
+  --site-report FILE   write every memory access and pthread call the pass saw:
+                       instrumented or skipped, and why
+";
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("irs: {msg}");
+    ExitCode::from(2)
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Cc { args } => {
+            if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") && args.len() == 1 {
+                print!("{CC_HELP}");
+                return ExitCode::SUCCESS;
+            }
+            match irs_instrument::driver::run_cc(&args) {
+                Ok(code) => exit_code(code),
+                Err(e) => fail(format_args!("cc: {e}")),
+            }
+        }
+        Command::Record { out, command } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            match irs::record::record(&out, program, args) {
+                Ok(r) => {
+                    eprintln!(
+                        "irs record: {} events, {} threads, outcome {} -> {}",
+                        r.trace.events.len(),
+                        r.trace.threads.len(),
+                        r.trace.outcome,
+                        out.display()
+                    );
+                    exit_code(r.exit_code)
+                }
+                Err(e) => fail(format_args!("record: {e}")),
+            }
+        }
+        Command::Trace { command: TraceCommand::Show { trace, by_thread } } => match shared_proto::Trace::read(&trace) {
+            Ok(t) => {
+                let text = if by_thread { irs::trace_view::by_thread(&t) } else { irs::trace_view::table(&t) };
+                use std::io::Write;
+                let _ = std::io::stdout().write_all(text.as_bytes());
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(format_args!("trace show: {e}")),
+        },
+    }
+}
