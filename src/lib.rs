@@ -1,5 +1,6 @@
 //! The `irs` command's work, kept out of the binary: launching recorded runs and rendering
 //! traces for people. The binary (`main.rs`) only parses arguments and prints.
 
+pub mod demo;
 pub mod record;
 pub mod trace_view;

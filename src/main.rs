@@ -34,6 +34,12 @@ enum Command {
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
+    /// The main job on a bundled example: instrument, run, record, show the trace.
+    Demo {
+        /// Where to put the example and its outputs.
+        #[arg(long, default_value = "target/irs-demo")]
+        dir: PathBuf,
+    },
     /// Read traces.
     Trace {
         #[command(subcommand)]
@@ -103,6 +109,10 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("record: {e}")),
             }
         }
+        Command::Demo { dir } => match irs::demo::run(&dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(format_args!("demo: {e}")),
+        },
         Command::Trace { command: TraceCommand::Show { trace, by_thread } } => match shared_proto::Trace::read(&trace) {
             Ok(t) => {
                 let text = if by_thread { irs::trace_view::by_thread(&t) } else { irs::trace_view::table(&t) };
