@@ -1,0 +1,97 @@
+//! Helpers shared by the end-to-end tests: real clang, the real `irs` binary, real processes.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn irs() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_irs"))
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn clang() -> String {
+    std::env::var("IRS_CLANG").unwrap_or_else(|_| "clang-14".to_string())
+}
+
+/// A fresh scratch directory under target/ (kept for inspection after a failure).
+pub fn scratch(name: &str) -> PathBuf {
+    let d = repo().join("target").join("test-scratch").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// `exit N` or `signal N`.
+    pub fn how(&self) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        match (self.status.code(), self.status.signal()) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("signal {s}"),
+            _ => "unknown".into(),
+        }
+    }
+}
+
+/// Run a command with optional stdin; kill it after `timeout`.
+pub fn run(cmd: &mut Command, stdin: Option<&str>, timeout: Duration) -> Result<Output, String> {
+    let mut child = cmd
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if let Some(input) = stdin {
+        let mut s = child.stdin.take().unwrap();
+        let _ = s.write_all(input.as_bytes());
+    }
+    let out_pipe = child.stdout.take().unwrap();
+    let err_pipe = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || std::io::read_to_string(out_pipe).unwrap_or_default());
+    let err_t = std::thread::spawn(move || std::io::read_to_string(err_pipe).unwrap_or_default());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break st;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{cmd:?} did not finish within {timeout:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() })
+}
+
+pub const T: Duration = Duration::from_secs(60);
+
+/// `irs cc ARGS` in `dir`; Err with clang's/irs's stderr on failure.
+pub fn irs_cc(dir: &Path, args: &[&str]) -> Result<Output, String> {
+    let out = run(Command::new(irs()).arg("cc").args(args).current_dir(dir), None, T)?;
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(format!("irs cc {args:?} failed ({}): {}", out.how(), out.stderr))
+    }
+}
+
+pub fn plain_cc(dir: &Path, args: &[&str]) -> Result<Output, String> {
+    let out = run(Command::new(clang()).args(args).current_dir(dir), None, T)?;
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(format!("clang {args:?} failed: {}", out.stderr))
+    }
+}
