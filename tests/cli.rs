@@ -1,0 +1,187 @@
+//! The `irs` command end to end: separate compilation, clang pass-through, the inline fast path,
+//! crashes, the environment interface, and bad input (issue 2).
+
+mod common;
+
+use common::*;
+use std::process::Command;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+const MAIN_C: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+extern int shared_total;
+void add(int v);
+static void *worker(void *a) { add(*(int *)a); return 0; }
+int main(void) {
+  static int one = 1, two = 2;
+  pthread_t a, b;
+  pthread_create(&a, 0, worker, &one);
+  pthread_join(a, 0);
+  pthread_create(&b, 0, worker, &two);
+  pthread_join(b, 0);
+  printf("total %d\n", shared_total);
+  return 0;
+}
+"#;
+
+const UTIL_C: &str = r#"
+#include <pthread.h>
+int shared_total;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+void add(int v) { pthread_mutex_lock(&lock); shared_total += v; pthread_mutex_unlock(&lock); }
+"#;
+
+#[test]
+fn several_sources_and_separately_compiled_objects() {
+    let d = scratch("cli/multi");
+    write(&d, "main.c", MAIN_C);
+    write(&d, "util.c", UTIL_C);
+    irs_cc(&d, &["-O2", "-pthread", "-o", "together", "main.c", "util.c"]).unwrap();
+    irs_cc(&d, &["-O1", "-g", "-c", "util.c"]).unwrap();
+    assert!(d.join("util.o").is_file(), "-c writes util.o");
+    irs_cc(&d, &["-O1", "-o", "separate", "main.c", "util.o", "-lm", "-pthread"]).unwrap();
+    plain_cc(&d, &["-O2", "-pthread", "-o", "plain", "main.c", "util.c"]).unwrap();
+    let plain = run(&mut Command::new(d.join("plain")), None, T).unwrap();
+    for exe in ["together", "separate"] {
+        let out = run(&mut Command::new(d.join(exe)), None, T).unwrap();
+        assert_eq!(out.stdout, plain.stdout);
+        assert_eq!(out.stdout, "total 3\n");
+        let trace = d.join(format!("{exe}.trace"));
+        let rec = run(Command::new(irs()).arg("record").arg("--out").arg(&trace).arg("--").arg(d.join(exe)), None, T).unwrap();
+        assert!(rec.status.success(), "{}", rec.stderr);
+        let t = shared_proto::Trace::read(&trace).unwrap();
+        // Sites from both modules, and util.c's global named by the runtime.
+        let tags: std::collections::BTreeSet<u32> = t.sites.iter().map(|(id, _)| id.module_tag()).collect();
+        assert_eq!(tags.len(), 2, "{exe}: site tables of both modules");
+        let by_thread = irs::trace_view::by_thread(&t);
+        assert!(by_thread.contains("lock lock\n  load shared_total\n  store shared_total\n  unlock lock"), "{by_thread}");
+        assert!(t.sites.iter().any(|(_, s)| s.file == "util.c" && s.line == 5), "file:line from debug info");
+    }
+}
+
+#[test]
+fn clang_diagnostics_and_exit_code_pass_through() {
+    let d = scratch("cli/diag");
+    write(&d, "bad.c", "int main(void) { return undeclared_thing; }\n");
+    let out = run(Command::new(irs()).args(["cc", "-o", "bad", "bad.c"]).current_dir(&d), None, T).unwrap();
+    let plain = run(Command::new(clang()).args(["-o", "bad", "bad.c"]).current_dir(&d), None, T).unwrap();
+    assert_eq!(out.status.code(), plain.status.code());
+    assert_ne!(out.status.code(), Some(0));
+    assert!(out.stderr.contains("error: use of undeclared identifier 'undeclared_thing'"), "{}", out.stderr);
+    assert!(!out.stderr.contains("panicked"));
+    // Pass-through modes run clang as is.
+    write(&d, "pp.c", "#define X 41\nint x = X + 1;\n");
+    let pp = run(Command::new(irs()).args(["cc", "-E", "pp.c"]).current_dir(&d), None, T).unwrap();
+    assert!(pp.status.success() && pp.stdout.contains("int x = 41 + 1;"), "{}", pp.stdout);
+    // -S gives instrumented assembly.
+    write(&d, "s.c", "int g; void f(void) { g = 1; }\n");
+    irs_cc(&d, &["-O2", "-S", "s.c"]).unwrap();
+    let asm = std::fs::read_to_string(d.join("s.s")).unwrap();
+    assert!(asm.contains("__irs_before") && asm.contains("irs_modules"), "{asm}");
+}
+
+#[test]
+fn off_mode_takes_the_inline_fast_path() {
+    let d = scratch("cli/fastpath");
+    write(&d, "hot.c", "int a[1000];\nint main(void) { for (int r = 0; r < 1000; r++) for (int i = 0; i < 1000; i++) a[i] += i; return a[7] & 1; }\n");
+    irs_cc(&d, &["-O2", "-o", "hot", "hot.c"]).unwrap();
+    let syms = run(Command::new("nm").arg(d.join("hot")), None, T).unwrap().stdout;
+    assert!(!syms.contains("__irs_guard"), "the guards are inlined, not called:\n{syms}");
+    let asm = run(Command::new("objdump").args(["-d", "--no-show-raw-insn"]).arg(d.join("hot")), None, T).unwrap().stdout;
+    let user_main: String = asm.split("<__irs_user_main>:").nth(1).or_else(|| asm.split("<main>:").nth(1)).unwrap().split("\n\n").next().unwrap().to_string();
+    assert!(user_main.contains("%fs:"), "the flag test is an inline TLS load:\n{user_main}");
+    assert!(user_main.contains("__irs_before"), "the slow path calls the runtime:\n{user_main}");
+    let out = run(&mut Command::new(d.join("hot")), None, T).unwrap();
+    assert_eq!(out.how(), "exit 0");
+}
+
+#[test]
+fn a_crash_is_recorded_with_its_signal_and_the_events_before_it() {
+    let d = scratch("cli/crash");
+    write(
+        &d,
+        "crash.c",
+        "#include <pthread.h>\nint g; int *volatile nowhere;\nvoid *w(void *a) { g = 1; *nowhere = 2; return a; }\nint main(void) { pthread_t t; pthread_create(&t, 0, w, 0); pthread_join(t, 0); return 0; }\n",
+    );
+    irs_cc(&d, &["-O1", "-pthread", "-o", "crash", "crash.c"]).unwrap();
+    let trace = d.join("crash.trace");
+    let rec = run(Command::new(irs()).arg("record").arg("--out").arg(&trace).arg("--").arg(d.join("crash")), None, T).unwrap();
+    assert_eq!(rec.status.code(), Some(128 + 11), "{}", rec.stderr);
+    let t = shared_proto::Trace::read(&trace).unwrap();
+    assert_eq!(t.outcome, shared_proto::Outcome::Signal(11));
+    let shown = irs::trace_view::by_thread(&t);
+    assert!(shown.contains("thread 1:\n  store g\n  load nowhere\n"), "{shown}");
+}
+
+#[test]
+fn record_mode_through_the_environment() {
+    let d = scratch("cli/env");
+    write(&d, "p.c", "int g;\nint main(void) { g = 5; return g; }\n");
+    irs_cc(&d, &["-o", "p", "p.c"]).unwrap();
+    let trace = d.join("p.trace");
+    let out = run(Command::new(d.join("p")).env("IRS_MODE", "record").env("IRS_TRACE", &trace), None, T).unwrap();
+    assert_eq!(out.how(), "exit 5");
+    let t = shared_proto::Trace::read(&trace).unwrap();
+    assert_eq!(irs::trace_view::by_thread(&t), "outcome: exit 5\nthread 0:\n  store g\n  load g\n  exit T0\n");
+    let bad = run(Command::new(d.join("p")).env("IRS_MODE", "bogus"), None, T).unwrap();
+    assert_eq!(bad.how(), "exit 2");
+    assert_eq!(bad.stderr.trim().lines().count(), 1, "{}", bad.stderr);
+    assert!(bad.stderr.contains("unknown IRS_MODE"));
+    let no_trace = run(Command::new(d.join("p")).env("IRS_MODE", "record"), None, T).unwrap();
+    assert_eq!(no_trace.how(), "exit 2");
+    assert!(no_trace.stderr.contains("IRS_TRACE"));
+}
+
+/// One clear line on stderr, a non-zero exit, no panic.
+fn assert_clean_error(out: &Output, needle: &str) {
+    assert_ne!(out.status.code(), Some(0), "must fail: {}", out.stderr);
+    assert!(out.status.code().is_some(), "must exit, not die: {}", out.how());
+    assert!(!out.stderr.contains("panicked") && !out.stderr.contains("backtrace"), "{}", out.stderr);
+    let first = out.stderr.lines().next().unwrap_or("");
+    assert!(first.contains(needle), "expected {needle:?} in the first line of: {}", out.stderr);
+}
+
+#[test]
+fn bad_input_gets_one_clear_line_and_a_nonzero_exit() {
+    let d = scratch("cli/bad");
+    write(&d, "notes.txt", "hello\n");
+    write(&d, "x.cpp", "int main() {}\n");
+    write(&d, "ok.c", "int main(void) { return 0; }\n");
+    write(&d, "not-a-trace", "just text\n");
+    plain_cc(&d, &["-o", "plain", "ok.c"]).unwrap();
+    irs_cc(&d, &["-o", "inst", "ok.c"]).unwrap();
+    let irs_in = |args: &[&str]| run(Command::new(irs()).args(args).current_dir(&d), None, T).unwrap();
+
+    for (args, needle) in [
+        (vec!["cc", "-o", "p", "missing.c"], "missing.c: no such file"),
+        (vec!["cc", "-o", "p", "notes.txt"], "not a C source"),
+        (vec!["cc", "-o", "p", "x.cpp"], "C++ is not supported"),
+        (vec!["record", "--out", "t.trace", "--", "./plain"], "not built by irs cc"),
+        (vec!["record", "--out", "t.trace", "--", "./notes.txt"], "not an ELF"),
+        (vec!["record", "--out", "t.trace", "--", "./nope"], "no such program"),
+        (vec!["record", "--out", "/nonexistent-dir/t.trace", "--", "./inst"], "cannot write /nonexistent-dir/t.trace"),
+        (vec!["record", "--out", ".", "--", "./inst"], "it is a directory"),
+        (vec!["trace", "show", "not-a-trace"], "not an irs trace"),
+        (vec!["trace", "show", "missing.trace"], "cannot read trace"),
+        (vec!["frobnicate"], "unrecognized subcommand"),
+        (vec!["record", "--bogus-flag"], "unexpected argument"),
+    ] {
+        let out = irs_in(&args);
+        assert_clean_error(&out, needle);
+    }
+
+    // A truncated and a corrupted trace are rejected, not misread.
+    let rec = irs_in(&["record", "--out", "good.trace", "--", "./inst"]);
+    assert!(rec.status.success(), "{}", rec.stderr);
+    let bytes = std::fs::read(d.join("good.trace")).unwrap();
+    std::fs::write(d.join("short.trace"), &bytes[..bytes.len() / 2]).unwrap();
+    assert_clean_error(&irs_in(&["trace", "show", "short.trace"]), "corrupt or truncated");
+    let mut v = bytes.clone();
+    v[8] = 99;
+    std::fs::write(d.join("v99.trace"), &v).unwrap();
+    assert_clean_error(&irs_in(&["trace", "show", "v99.trace"]), "format version 99");
+}
