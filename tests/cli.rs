@@ -84,6 +84,18 @@ fn clang_diagnostics_and_exit_code_pass_through() {
     assert!(asm.contains("__irs_before") && asm.contains("irs_modules"), "{asm}");
 }
 
+/// How many times a run of `exe` reaches `__irs_before`, counted by gdb (0 or "at least 1").
+fn callback_hits(exe: &std::path::Path, env: &[(&str, &str)]) -> bool {
+    let mut cmd = Command::new("gdb");
+    cmd.args(["-batch", "-nx", "-ex", "break __irs_before", "-ex", "run", "-ex", "kill"]).arg(exe);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(&mut cmd, None, T).unwrap();
+    assert!(out.stdout.contains("Breakpoint 1 at"), "gdb could not set the breakpoint: {}{}", out.stdout, out.stderr);
+    out.stdout.contains("Breakpoint 1, ")
+}
+
 #[test]
 fn off_mode_takes_the_inline_fast_path() {
     let d = scratch("cli/fastpath");
@@ -92,9 +104,12 @@ fn off_mode_takes_the_inline_fast_path() {
     let syms = run(Command::new("nm").arg(d.join("hot")), None, T).unwrap().stdout;
     assert!(!syms.contains("__irs_guard"), "the guards are inlined, not called:\n{syms}");
     let asm = run(Command::new("objdump").args(["-d", "--no-show-raw-insn"]).arg(d.join("hot")), None, T).unwrap().stdout;
-    let user_main: String = asm.split("<__irs_user_main>:").nth(1).or_else(|| asm.split("<main>:").nth(1)).unwrap().split("\n\n").next().unwrap().to_string();
-    assert!(user_main.contains("%fs:"), "the flag test is an inline TLS load:\n{user_main}");
-    assert!(user_main.contains("__irs_before"), "the slow path calls the runtime:\n{user_main}");
+    let user_main = asm.split("<__irs_user_main>:").nth(1).unwrap().split("\n\n").next().unwrap();
+    assert!(user_main.contains("%fs:"), "the dispatch is an inline TLS test:\n{user_main}");
+    // A million accesses, and not one callback in OFF mode; in RECORD mode the callbacks run.
+    assert!(!callback_hits(&d.join("hot"), &[]), "OFF mode must not call the runtime per access");
+    let trace = d.join("hot.trace");
+    assert!(callback_hits(&d.join("hot"), &[("IRS_MODE", "record"), ("IRS_TRACE", trace.to_str().unwrap())]));
     let out = run(&mut Command::new(d.join("hot")), None, T).unwrap();
     assert_eq!(out.how(), "exit 0");
 }

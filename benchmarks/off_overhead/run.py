@@ -133,6 +133,20 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def git_state():
+    head = cmd_output(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"])
+    dirty = cmd_output(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"])
+    return head + (" with uncommitted changes" if dirty and dirty != "unknown" else "")
+
+
 def fmt_ms(us):
     return f"{us / 1000:.1f}"
 
@@ -172,6 +186,8 @@ def main():
     if shutil.which(CLANG) is None:
         raise BenchError(f"{CLANG} not found on PATH")
 
+    load_before = loadavg()
+    irs_mtime = datetime.datetime.fromtimestamp(irs.stat().st_mtime, datetime.timezone.utc)
     tmp = Path(tempfile.mkdtemp(prefix="irs-off-overhead-"))
     try:
         plain_exe = tmp / "plain"
@@ -215,6 +231,7 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    load_after = loadavg()
     sp, si = stats(times["plain"]), stats(times["instrumented"])
     ratio = si["median"] / sp["median"] if sp["median"] else float("nan")
     ratio_min = si["min"] / sp["min"] if sp["min"] else float("nan")
@@ -239,8 +256,10 @@ def main():
         f"- Command (from `{os.getcwd()}`): `{command}`",
         f"- Program: `{prog_shown}`" + (f" with arguments `{shlex.join(a.args)}`" if a.args else ""),
         f"- Machine: nproc={cmd_output(['nproc'])}, CPU: {cpu_model()}, kernel: {platform.release()}",
+        f"- Load average (1/5/15 min): {load_before} before, {load_after} after",
         f"- Compiler: {clang_version[0] if clang_version else 'unknown'}",
-        f"- irs: `{irs}`" + (f" ({irs_version[0]})" if irs_version and irs_version[0] != "unknown" else ""),
+        f"- irs: `{irs}`" + (f" ({irs_version[0]})" if irs_version and irs_version[0] != "unknown" else "")
+        + f", binary built {irs_mtime.strftime('%Y-%m-%d %H:%M:%S UTC')}; repository at {git_state()}",
         f"- Plain build: `{shlex.join([CLANG] + CFLAGS + [prog_shown.name, '-o', 'plain'])}`",
         f"- Instrumented build: `{shlex.join(['irs', 'cc'] + CFLAGS + [prog_shown.name, '-o', 'instrumented'])}`",
         f"- Runs: {a.runs} timed runs of each binary, alternating plain/instrumented, after "

@@ -239,3 +239,44 @@ pub fn replace_and_erase(old: Val, new: Val) {
         LLVMInstructionEraseFromParent(old.0);
     }
 }
+
+/// Give `inst` (a call inserted into `function`) a line-0 location in the function's debug
+/// scope, when the function has one: the verifier requires a location on inlinable calls in
+/// functions with debug info.
+pub fn set_artificial_location(inst: Val, function: Val) {
+    use inkwell::llvm_sys::debuginfo::{LLVMDIBuilderCreateDebugLocation, LLVMGetSubprogram, LLVMInstructionSetDebugLoc};
+    // SAFETY: `function` is a function and `inst` an instruction of the same live module.
+    unsafe {
+        let scope = LLVMGetSubprogram(function.0);
+        if scope.is_null() {
+            return;
+        }
+        let ctx = LLVMGetTypeContext(LLVMTypeOf(function.0));
+        let loc = LLVMDIBuilderCreateDebugLocation(ctx, 0, 0, scope, std::ptr::null_mut());
+        LLVMInstructionSetDebugLoc(inst.0, loc);
+    }
+}
+
+/// Turn a global variable definition into a declaration (drop its initializer and comdat).
+pub fn make_declaration(global: Val) {
+    use inkwell::llvm_sys::LLVMLinkage;
+    // SAFETY: `global` is a global variable of a live module; a null initializer makes it a
+    // declaration, which must have external linkage.
+    unsafe {
+        LLVMSetInitializer(global.0, std::ptr::null_mut());
+        inkwell::llvm_sys::comdat::LLVMSetComdat(global.0, std::ptr::null_mut());
+        LLVMSetLinkage(global.0, LLVMLinkage::LLVMExternalLinkage);
+    }
+}
+
+/// Detach a global value from its comdat.
+pub fn clear_comdat(global: Val) {
+    // SAFETY: `global` is a global value of a live module.
+    unsafe { inkwell::llvm_sys::comdat::LLVMSetComdat(global.0, std::ptr::null_mut()) }
+}
+
+/// Does the module define aliases or ifuncs (which function versioning does not handle)?
+pub fn has_aliases_or_ifuncs(module: LLVMModuleRef) -> bool {
+    // SAFETY: live module.
+    unsafe { !LLVMGetFirstGlobalAlias(module).is_null() || !LLVMGetFirstGlobalIFunc(module).is_null() }
+}

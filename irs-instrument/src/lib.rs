@@ -12,3 +12,4 @@ mod module_embed;
 pub mod pass;
 pub mod site_report;
 pub mod toolchain;
+mod versioning;

@@ -4,9 +4,11 @@
 //! globals embedded for the runtime.
 //!
 //! The pass runs on unoptimised IR (clang with LLVM passes disabled) so that no optimisation that
-//! assumes race freedom has run; the caller optimises afterwards. The callbacks are reached
-//! through small `alwaysinline` guards that test a thread-local flag first: a thread with
-//! nothing to record or enforce pays a TLS load and a branch per access, never a call.
+//! assumes race freedom has run; the caller optimises afterwards. It plans every rewrite on the
+//! untouched module first, then applies the plan to instrumented twins of the functions (see
+//! [`crate::versioning`]): a thread with nothing to record or enforce runs the plain bodies.
+//! Inside the twins, the callbacks are reached through small `alwaysinline` guards that test the
+//! thread-local flag again, so a thread that becomes free mid-function stops calling at once.
 
 use crate::access_class::{classify, AccessClass};
 use crate::escape::EscapeAnalysis;
@@ -14,13 +16,15 @@ use crate::ir::{self, Val};
 use crate::known_calls::{routed_call, violation_call};
 use crate::module_embed::embed_module_sites;
 use crate::site_report::{Decision, ReportEntry};
+use crate::versioning;
+use std::collections::HashMap;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionValue, PointerValue};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, GlobalValue, InstructionValue, PointerValue};
 use inkwell::{AddressSpace, GlobalVisibility, IntPredicate, ThreadLocalMode};
 use shared_proto::abi::{self, CB_AFTER, CB_BEFORE, CB_VIOLATION, RUNTIME_START, THREAD_ACTIVE_FLAG, USER_MAIN};
 use shared_proto::hash::StableHasher;
@@ -46,12 +50,48 @@ pub struct PassOutput {
     pub defines_main: bool,
 }
 
-/// One planned rewrite, collected before the module is changed.
+/// One planned rewrite, collected before the module is changed. Addresses are named by operand
+/// index, so that a plan made on the original applies to its clone too.
+#[derive(Clone, Copy)]
 enum Action {
-    Access { inst: Val, addr: Val, site: u32, kind: SiteKind, size: u64 },
-    MemIntrinsic { inst: Val, src: Option<(Val, u32)>, dst: Option<(Val, u32)>, size: u64 },
+    Access { inst: Val, addr_op: u32, site: u32, kind: SiteKind, size: u64 },
+    /// memcpy/memmove (source operand 1, destination 0) and memset (destination only).
+    MemIntrinsic { inst: Val, src_site: Option<u32>, dst_site: Option<u32>, size: u64 },
     Route { inst: Val, wrapper: &'static str, site: u32 },
     Violation { inst: Val, kind: ViolationKind, site: u32 },
+}
+
+impl Action {
+    fn inst(&self) -> Val {
+        match *self {
+            Action::Access { inst, .. }
+            | Action::MemIntrinsic { inst, .. }
+            | Action::Route { inst, .. }
+            | Action::Violation { inst, .. } => inst,
+        }
+    }
+
+    /// The same action on the copy of its instruction in a clone.
+    fn on(mut self, map: &HashMap<Val, Val>) -> Action {
+        let copy = map[&self.inst()];
+        match &mut self {
+            Action::Access { inst, .. }
+            | Action::MemIntrinsic { inst, .. }
+            | Action::Route { inst, .. }
+            | Action::Violation { inst, .. } => *inst = copy,
+        }
+        self
+    }
+
+    /// Memory-access callbacks (as opposed to routed calls and violation reports, which both
+    /// versions of a function need).
+    fn is_access(&self) -> bool {
+        matches!(self, Action::Access { .. } | Action::MemIntrinsic { .. })
+    }
+
+    fn function(&self) -> String {
+        self.inst().parent_function().map(|f| f.name()).unwrap_or_default()
+    }
 }
 
 struct Planner<'m, 'ctx> {
@@ -120,7 +160,7 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
                 let kind = if ir::is_atomic_load_store(inst) { SiteKind::AtomicLoad } else { SiteKind::Load };
                 if let Some(site) = self.access(inst, addr, kind) {
                     let size = self.size_of_value(inst);
-                    self.actions.push(Action::Access { inst, addr, site, kind, size });
+                    self.actions.push(Action::Access { inst, addr_op: 0, site, kind, size });
                 }
             }
             LLVMOpcode::LLVMStore => {
@@ -129,7 +169,7 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
                 let kind = if ir::is_atomic_load_store(inst) { SiteKind::AtomicStore } else { SiteKind::Store };
                 if let Some(site) = self.access(inst, addr, kind) {
                     let size = self.size_of_value(value);
-                    self.actions.push(Action::Access { inst, addr, site, kind, size });
+                    self.actions.push(Action::Access { inst, addr_op: 1, site, kind, size });
                 }
             }
             LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg => {
@@ -137,7 +177,7 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
                 let addr = inst.operand(0).expect("atomic has an address");
                 if let Some(site) = self.access(inst, addr, kind) {
                     let size = self.size_of_value(inst.operand(1).expect("atomic has a value"));
-                    self.actions.push(Action::Access { inst, addr, site, kind, size });
+                    self.actions.push(Action::Access { inst, addr_op: 0, site, kind, size });
                 }
             }
             LLVMOpcode::LLVMCall => self.plan_call(inst),
@@ -151,15 +191,15 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
         if name.starts_with("llvm.memcpy") || name.starts_with("llvm.memmove") || name.starts_with("llvm.memset") {
             let size = inst.operand(2).and_then(|v| v.const_int()).unwrap_or(0);
             let dst_addr = inst.operand(0).expect("mem intrinsic has a destination");
-            let src = if name.starts_with("llvm.memset") {
+            let src_site = if name.starts_with("llvm.memset") {
                 None
             } else {
                 let src_addr = inst.operand(1).expect("memcpy has a source");
-                self.access(inst, src_addr, SiteKind::Load).map(|s| (src_addr, s))
+                self.access(inst, src_addr, SiteKind::Load)
             };
-            let dst = self.access(inst, dst_addr, SiteKind::Store).map(|s| (dst_addr, s));
-            if src.is_some() || dst.is_some() {
-                self.actions.push(Action::MemIntrinsic { inst, src, dst, size });
+            let dst_site = self.access(inst, dst_addr, SiteKind::Store);
+            if src_site.is_some() || dst_site.is_some() {
+                self.actions.push(Action::MemIntrinsic { inst, src_site, dst_site, size });
             }
             return;
         }
@@ -211,15 +251,49 @@ pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, so
         }
     }
 
-    // Phase 2: rewrite.
-    let rw = Rewriter::new(context, module, source, tag)?;
-    for action in &planner.actions {
-        rw.apply(action)?;
+    // Phase 2: rewrite, with an instrumented twin for every function that can have one.
+    let versioned = versioning::versionable_functions(module);
+    let build_err = |detail: String| PassError::Build { module: source.to_string(), detail };
+    if versioned.is_empty() {
+        let rw = Rewriter::new(context, module, source, tag)?;
+        for action in &planner.actions {
+            rw.apply(action)?;
+        }
+    } else {
+        let promotions = versioning::promote_locals(module);
+        // Clone through bitcode, not CloneModule: a clone in the same context shares the
+        // original's struct types, and the IR linker strips the names of source types it maps
+        // away, corrupting the original. A parsed copy has its own types, as with llvm-link.
+        let bitcode = module.write_bitcode_to_memory();
+        let twins = Module::parse_bitcode_from_buffer(&bitcode, context)
+            .map_err(|e| build_err(format!("cloning the module: {e}")))?;
+        let map = versioning::instruction_map(module, &twins);
+        let rw_twins = Rewriter::new(context, &twins, source, tag)?;
+        let rw = Rewriter::new(context, module, source, tag)?;
+        for action in &planner.actions {
+            let in_twin = versioned.contains(&action.function());
+            if in_twin {
+                rw_twins.apply(&action.on(&map))?;
+            }
+            // The original keeps its plain body: only routed calls and violation reports, and
+            // everything for functions without a twin.
+            if !action.is_access() || !in_twin {
+                rw.apply(action)?;
+            }
+        }
+        drop(rw_twins);
+        versioning::make_twins(&twins, &versioned);
+        versioning::insert_dispatchers(context, module, &versioned, rw.flag).map_err(build_err)?;
+        module.link_in_module(twins).map_err(|e| build_err(format!("linking the instrumented twins: {e}")))?;
+        versioning::restore(module, promotions, &versioned);
     }
-    let defines_main = rw.wrap_main()?;
+    let defines_main = wrap_main(context, module).map_err(|e| build_err(e.to_string()))?;
 
     let globals = embed_module_sites(context, module, module_hash, &planner.source, &planner.sites)
         .map_err(|detail| PassError::Build { module: source.to_string(), detail })?;
+    if let Some(path) = std::env::var_os("IRS_DUMP_IR") {
+        let _ = module.print_to_file(path);
+    }
     module
         .verify()
         .map_err(|e| PassError::Verify { module: source.to_string(), detail: e.to_string() })?;
@@ -238,6 +312,8 @@ struct Rewriter<'a, 'ctx> {
     tag: u32,
     guard_before: FunctionValue<'ctx>,
     guard_after: FunctionValue<'ctx>,
+    /// The thread-local fast-path flag.
+    flag: GlobalValue<'ctx>,
 }
 
 impl<'a, 'ctx> Rewriter<'a, 'ctx> {
@@ -284,7 +360,7 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
         };
         let guard_before = make_guard(GUARD_BEFORE, before)?;
         let guard_after = make_guard(GUARD_AFTER, after)?;
-        Ok(Rewriter { context, module, builder, source: source.to_string(), tag, guard_before, guard_after })
+        Ok(Rewriter { context, module, builder, source: source.to_string(), tag, guard_before, guard_after, flag })
     }
 
     fn site_const(&self, site: u32) -> BasicMetadataValueEnum<'ctx> {
@@ -320,26 +396,28 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
 
     fn apply(&self, action: &Action) -> Result<(), PassError> {
         match *action {
-            Action::Access { inst, addr, site, kind, size } => {
+            Action::Access { inst, addr_op, site, kind, size } => {
                 let i = self.inst(inst);
                 self.builder.position_before(&i);
+                let addr = inst.operand(addr_op).ok_or_else(|| self.err("access without address"))?;
                 self.before(inst, addr, site, kind, size)?;
                 let next = i.get_next_instruction().expect("an access is never a terminator");
                 self.builder.position_before(&next);
                 self.call_at(inst, self.guard_after, &[self.site_const(site)])?;
             }
-            Action::MemIntrinsic { inst, src, dst, size } => {
+            Action::MemIntrinsic { inst, src_site, dst_site, size } => {
                 let i = self.inst(inst);
                 self.builder.position_before(&i);
-                if let Some((a, s)) = src {
-                    self.before(inst, a, s, SiteKind::Load, size)?;
+                let operand = |n| inst.operand(n).ok_or_else(|| self.err("memory intrinsic without address"));
+                if let Some(s) = src_site {
+                    self.before(inst, operand(1)?, s, SiteKind::Load, size)?;
                 }
-                if let Some((a, s)) = dst {
-                    self.before(inst, a, s, SiteKind::Store, size)?;
+                if let Some(s) = dst_site {
+                    self.before(inst, operand(0)?, s, SiteKind::Store, size)?;
                 }
                 let next = i.get_next_instruction().expect("a call is never a terminator");
                 self.builder.position_before(&next);
-                for (_, s) in src.iter().chain(dst.iter()) {
+                for s in src_site.iter().chain(dst_site.iter()) {
                     self.call_at(inst, self.guard_after, &[self.site_const(*s)])?;
                 }
             }
@@ -407,37 +485,37 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
         Ok(())
     }
 
-    /// Rename a defined `main` and put a `main` in front of it that starts the runtime.
-    fn wrap_main(&self) -> Result<bool, PassError> {
-        let Some(user_main) = self.module.get_function("main") else { return Ok(false) };
-        if user_main.count_basic_blocks() == 0 {
-            return Ok(false);
-        }
-        user_main.as_global_value().set_name(USER_MAIN);
-        user_main.set_linkage(Linkage::Internal);
-        let i32t = self.context.i32_type();
-        let i8pp = self.context.i8_type().ptr_type(AddressSpace::default()).ptr_type(AddressSpace::default());
-        let main_ty = i32t.fn_type(&[i32t.into(), i8pp.into(), i8pp.into()], false);
-        let main_ptr = main_ty.ptr_type(AddressSpace::default());
-        let start_ty = i32t.fn_type(&[i32t.into(), i8pp.into(), i8pp.into(), main_ptr.into()], false);
-        let start = self.module.add_function(RUNTIME_START, start_ty, None);
-        let main = self.module.add_function("main", main_ty, None);
-        main.as_global_value().set_visibility(GlobalVisibility::Default);
-        let entry = self.context.append_basic_block(main, "entry");
-        let b = self.context.create_builder();
-        b.position_at_end(entry);
-        let params: Vec<BasicMetadataValueEnum> = main.get_param_iter().map(|p| p.into()).collect();
-        let user = user_main.as_global_value().as_pointer_value().const_cast(main_ptr);
-        let mut args = params;
-        args.push(user.into());
-        let code = b
-            .build_call(start, &args, "code")
-            .map_err(|e| self.err(e))?
-            .try_as_basic_value()
-            .basic()
-            .ok_or_else(|| self.err("__irs_start returns int"))?;
-        b.build_return(Some(&code)).map_err(|e| self.err(e))?;
-        Ok(true)
-    }
 }
 
+/// Rename a defined `main` and put a `main` in front of it that starts the runtime.
+fn wrap_main<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<bool, inkwell::builder::BuilderError> {
+    let Some(user_main) = module.get_function("main") else { return Ok(false) };
+    if user_main.count_basic_blocks() == 0 {
+        return Ok(false);
+    }
+    user_main.as_global_value().set_name(USER_MAIN);
+    user_main.set_linkage(Linkage::Internal);
+    let i32t = context.i32_type();
+    let i8pp = context.i8_type().ptr_type(AddressSpace::default()).ptr_type(AddressSpace::default());
+    let main_ty = i32t.fn_type(&[i32t.into(), i8pp.into(), i8pp.into()], false);
+    let main_ptr = main_ty.ptr_type(AddressSpace::default());
+    let start_ty = i32t.fn_type(&[i32t.into(), i8pp.into(), i8pp.into(), main_ptr.into()], false);
+    let start = module.add_function(RUNTIME_START, start_ty, None);
+    let main = module.add_function("main", main_ty, None);
+    main.as_global_value().set_visibility(GlobalVisibility::Default);
+    let entry = context.append_basic_block(main, "entry");
+    let b = context.create_builder();
+    b.position_at_end(entry);
+    let params: Vec<BasicMetadataValueEnum> = main.get_param_iter().map(|p| p.into()).collect();
+    let user = user_main.as_global_value().as_pointer_value().const_cast(main_ptr);
+    let mut args = params;
+    args.push(user.into());
+    let code = b
+        .build_call(start, &args, "code")
+        ?
+        .try_as_basic_value()
+        .basic()
+        .expect("__irs_start returns int");
+    b.build_return(Some(&code))?;
+    Ok(true)
+}
