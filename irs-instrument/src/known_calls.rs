@@ -12,6 +12,16 @@ pub struct RoutedCall {
     pub kind: SiteKind,
 }
 
+impl RoutedCall {
+    /// Must the plain body of a function (what a thread with nothing to record or enforce runs)
+    /// route this call too? Thread creation must: the runtime gives every thread its logical id
+    /// and sets its flag. Exit too, so that the runtime always learns that a thread ended.
+    /// Mutex operations and joins of such a thread need nothing from the runtime.
+    pub fn needed_when_free(&self) -> bool {
+        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit)
+    }
+}
+
 pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "pthread_create", wrapper: "__irs_pthread_create", kind: SiteKind::Create },
     RoutedCall { name: "pthread_join", wrapper: "__irs_pthread_join", kind: SiteKind::Join },

@@ -13,7 +13,7 @@
 use crate::access_class::{classify, AccessClass};
 use crate::escape::EscapeAnalysis;
 use crate::ir::{self, Val};
-use crate::known_calls::{routed_call, violation_call};
+use crate::known_calls::{routed_call, violation_call, RoutedCall};
 use crate::module_embed::embed_module_sites;
 use crate::site_report::{Decision, ReportEntry};
 use crate::versioning;
@@ -57,7 +57,7 @@ enum Action {
     Access { inst: Val, addr_op: u32, site: u32, kind: SiteKind, size: u64 },
     /// memcpy/memmove (source operand 1, destination 0) and memset (destination only).
     MemIntrinsic { inst: Val, src_site: Option<u32>, dst_site: Option<u32>, size: u64 },
-    Route { inst: Val, wrapper: &'static str, site: u32 },
+    Route { inst: Val, route: &'static RoutedCall, site: u32 },
     Violation { inst: Val, kind: ViolationKind, site: u32 },
 }
 
@@ -83,10 +83,14 @@ impl Action {
         self
     }
 
-    /// Memory-access callbacks (as opposed to routed calls and violation reports, which both
-    /// versions of a function need).
-    fn is_access(&self) -> bool {
-        matches!(self, Action::Access { .. } | Action::MemIntrinsic { .. })
+    /// Does the plain body of a versioned function need this rewrite too? Violation reports
+    /// and the routed calls the runtime needs from every thread; memory callbacks never.
+    fn needed_when_free(&self) -> bool {
+        match self {
+            Action::Access { .. } | Action::MemIntrinsic { .. } => false,
+            Action::Route { route, .. } => route.needed_when_free(),
+            Action::Violation { .. } => true,
+        }
     }
 
     fn function(&self) -> String {
@@ -208,7 +212,7 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
         if let Some(route) = routed_call(&name) {
             if direct {
                 let site = self.add_site(inst, route.kind, format!("call {name}"));
-                self.actions.push(Action::Route { inst, wrapper: route.wrapper, site });
+                self.actions.push(Action::Route { inst, route, site });
             } else {
                 self.skip(inst, route.kind, format!("call {name} through a cast: not routed"));
             }
@@ -275,9 +279,9 @@ pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, so
             if in_twin {
                 rw_twins.apply(&action.on(&map))?;
             }
-            // The original keeps its plain body: only routed calls and violation reports, and
-            // everything for functions without a twin.
-            if !action.is_access() || !in_twin {
+            // The original keeps its plain body, with only what a free thread needs; functions
+            // without a twin get everything.
+            if action.needed_when_free() || !in_twin {
                 rw.apply(action)?;
             }
         }
@@ -421,7 +425,8 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                     self.call_at(inst, self.guard_after, &[self.site_const(*s)])?;
                 }
             }
-            Action::Route { inst, wrapper, site } => {
+            Action::Route { inst, route, site } => {
+                let wrapper = route.wrapper;
                 let callee = inst.called_function().expect("routed calls are direct");
                 // SAFETY: `callee` is a function of this module.
                 let callee = unsafe { FunctionValue::new(callee.raw()) }.expect("callee is a function");
