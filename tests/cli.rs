@@ -200,3 +200,61 @@ fn bad_input_gets_one_clear_line_and_a_nonzero_exit() {
     std::fs::write(d.join("v99.trace"), &v).unwrap();
     assert_clean_error(&irs_in(&["trace", "show", "v99.trace"]), "format version 99");
 }
+
+/// Function versioning must not change behaviour: by-value structs, varargs, function pointers
+/// and their identity, recursion, statics, weak functions, constructors, setjmp/longjmp.
+#[test]
+fn versioned_functions_keep_their_behaviour_and_abi() {
+    let d = scratch("cli/abi");
+    write(
+        &d,
+        "abi.c",
+        r#"
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+struct big { long a[9]; char tag[16]; };
+static long total;
+static int ctor_ran;
+static jmp_buf env;
+__attribute__((constructor)) static void init(void) { ctor_ran = 1; }
+__attribute__((weak)) long weak_fn(long x) { return x * 3; }
+static struct big make(long base) { struct big b; for (int i = 0; i < 9; i++) b.a[i] = base + i; strcpy(b.tag, "made"); return b; }
+static long sum_big(struct big b, long extra) { long s = extra; for (int i = 0; i < 9; i++) s += b.a[i]; b.a[0] = -1; return s + (long)strlen(b.tag); }
+static long vsum(int n, ...) { va_list ap; va_start(ap, n); long s = 0; for (int i = 0; i < n; i++) s += va_arg(ap, long); va_end(ap); return s; }
+static long fib(long n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+static void jump(int v) { total += v; longjmp(env, v); }
+static void *worker(void *arg) {
+  struct big b = make((long)arg);
+  long (*fp)(struct big, long) = sum_big;
+  long r = fp(b, 1) + vsum(3, 1L, 2L, 3L) + fib(15) + weak_fn(2);
+  __sync_fetch_and_add(&total, r);
+  return fp == sum_big ? arg : 0;
+}
+int main(void) {
+  pthread_t t[2]; void *ret[2];
+  for (long i = 0; i < 2; i++) pthread_create(&t[i], 0, worker, (void *)(i + 10));
+  for (int i = 0; i < 2; i++) pthread_join(t[i], &ret[i]);
+  volatile int jumped = 0;
+  if (setjmp(env) == 0) jump(5); else jumped = 1;
+  printf("%ld %d %ld %ld %d\n", total, ctor_ran, (long)ret[0], (long)ret[1], jumped);
+  return 0;
+}
+"#,
+    );
+    plain_cc(&d, &["-O2", "-pthread", "-o", "plain", "abi.c"]).unwrap();
+    let plain = run(&mut Command::new(d.join("plain")), None, T).unwrap();
+    for opt in ["-O0", "-O2"] {
+        irs_cc(&d, &[opt, "-pthread", "-o", "inst", "abi.c"]).unwrap();
+        let off = run(&mut Command::new(d.join("inst")), None, T).unwrap();
+        assert_eq!((off.how(), &off.stdout), (plain.how(), &plain.stdout), "{opt} OFF: {}", off.stderr);
+        let trace = d.join("abi.trace");
+        let rec = run(Command::new(irs()).arg("record").arg("--out").arg(&trace).arg("--").arg(d.join("inst")), None, T).unwrap();
+        assert_eq!((rec.how(), &rec.stdout), (plain.how(), &plain.stdout), "{opt} RECORD: {}", rec.stderr);
+        let t = shared_proto::Trace::read(&trace).unwrap();
+        assert_eq!(t.threads.len(), 3);
+        assert!(irs::trace_view::by_thread(&t).contains("rmw total"), "the twins ran in RECORD mode");
+    }
+}

@@ -18,7 +18,7 @@
 //! are made linkable for the duration ([`Promotions`]) and restored after.
 
 use crate::ir::{self, Val};
-use inkwell::attributes::AttributeLoc;
+use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::llvm_sys::LLVMOpcode;
@@ -196,12 +196,17 @@ fn dispatch<'ctx>(
     b.position_at_end(to_twin);
     let args: Vec<BasicMetadataValueEnum> = f.get_param_iter().map(|p| p.into()).collect();
     let call = b.build_call(twin, &args, "")?;
-    call.set_tail_call(true);
+    let byval = Attribute::get_named_enum_kind_id("byval");
+    let mut forwards_byval = false;
     for i in 0..f.count_params() {
         for attr in f.attributes(AttributeLoc::Param(i)) {
+            forwards_byval |= attr.is_type() && attr.get_enum_kind_id() == byval;
             call.add_attribute(AttributeLoc::Param(i), attr);
         }
     }
+    // `tail` promises the callee does not touch the caller's stack; a forwarded byval argument
+    // lives there, so such calls stay ordinary calls.
+    call.set_tail_call(!forwards_byval);
     for attr in f.attributes(AttributeLoc::Return) {
         call.add_attribute(AttributeLoc::Return, attr);
     }
