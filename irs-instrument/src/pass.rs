@@ -28,7 +28,7 @@ use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, GlobalV
 use inkwell::{AddressSpace, GlobalVisibility, IntPredicate, ThreadLocalMode};
 use shared_proto::abi::{self, CB_AFTER, CB_BEFORE, CB_VIOLATION, RUNTIME_START, THREAD_ACTIVE_FLAG, USER_MAIN};
 use shared_proto::hash::StableHasher;
-use shared_proto::{ModuleSites, SiteId, SiteInfo, SiteKind, ViolationKind};
+use shared_proto::{AccessKind, ModuleSites, SiteId, SiteInfo, SiteKind, ViolationKind};
 
 const GUARD_BEFORE: &str = "__irs_guard_before";
 const GUARD_AFTER: &str = "__irs_guard_after";
@@ -54,7 +54,7 @@ pub struct PassOutput {
 /// index, so that a plan made on the original applies to its clone too.
 #[derive(Clone, Copy)]
 enum Action {
-    Access { inst: Val, addr_op: u32, site: u32, kind: SiteKind, size: u64 },
+    Access { inst: Val, addr_op: u32, site: u32, kind: AccessKind, size: u64 },
     /// memcpy/memmove (source operand 1, destination 0) and memset (destination only).
     MemIntrinsic { inst: Val, src_site: Option<u32>, dst_site: Option<u32>, size: u64 },
     Route { inst: Val, route: &'static RoutedCall, site: u32 },
@@ -142,7 +142,8 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
     }
 
     /// Classify one address; returns the site index when it is instrumented.
-    fn access(&mut self, inst: Val, addr: Val, kind: SiteKind) -> Option<u32> {
+    fn access(&mut self, inst: Val, addr: Val, kind: AccessKind) -> Option<u32> {
+        let kind = SiteKind::Access(kind);
         match classify(addr, &mut self.escape) {
             AccessClass::Shared { target } => Some(self.add_site(inst, kind, target)),
             AccessClass::Skipped { reason } => {
@@ -161,7 +162,7 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
         match op {
             LLVMOpcode::LLVMLoad => {
                 let addr = inst.operand(0).expect("load has an address");
-                let kind = if ir::is_atomic_load_store(inst) { SiteKind::AtomicLoad } else { SiteKind::Load };
+                let kind = if ir::is_atomic_load_store(inst) { AccessKind::AtomicLoad } else { AccessKind::Load };
                 if let Some(site) = self.access(inst, addr, kind) {
                     let size = self.size_of_value(inst);
                     self.actions.push(Action::Access { inst, addr_op: 0, site, kind, size });
@@ -170,14 +171,14 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
             LLVMOpcode::LLVMStore => {
                 let value = inst.operand(0).expect("store has a value");
                 let addr = inst.operand(1).expect("store has an address");
-                let kind = if ir::is_atomic_load_store(inst) { SiteKind::AtomicStore } else { SiteKind::Store };
+                let kind = if ir::is_atomic_load_store(inst) { AccessKind::AtomicStore } else { AccessKind::Store };
                 if let Some(site) = self.access(inst, addr, kind) {
                     let size = self.size_of_value(value);
                     self.actions.push(Action::Access { inst, addr_op: 1, site, kind, size });
                 }
             }
             LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg => {
-                let kind = if op == LLVMOpcode::LLVMAtomicRMW { SiteKind::Rmw } else { SiteKind::CmpXchg };
+                let kind = if op == LLVMOpcode::LLVMAtomicRMW { AccessKind::Rmw } else { AccessKind::CmpXchg };
                 let addr = inst.operand(0).expect("atomic has an address");
                 if let Some(site) = self.access(inst, addr, kind) {
                     let size = self.size_of_value(inst.operand(1).expect("atomic has a value"));
@@ -199,9 +200,9 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
                 None
             } else {
                 let src_addr = inst.operand(1).expect("memcpy has a source");
-                self.access(inst, src_addr, SiteKind::Load)
+                self.access(inst, src_addr, AccessKind::Load)
             };
-            let dst_site = self.access(inst, dst_addr, SiteKind::Store);
+            let dst_site = self.access(inst, dst_addr, AccessKind::Store);
             if src_site.is_some() || dst_site.is_some() {
                 self.actions.push(Action::MemIntrinsic { inst, src_site, dst_site, size });
             }
@@ -390,7 +391,7 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
         self.builder.build_pointer_cast(p, i8p, "irs.addr").map_err(|e| self.err(e))
     }
 
-    fn before(&self, inst: Val, addr: Val, site: u32, kind: SiteKind, size: u64) -> Result<(), PassError> {
+    fn before(&self, inst: Val, addr: Val, site: u32, kind: AccessKind, size: u64) -> Result<(), PassError> {
         let info = abi::encode_info(kind, size) as u64;
         let a = self.as_i8_ptr(addr)?;
         let args = [self.site_const(site), a.into(), self.context.i32_type().const_int(info, false).into()];
@@ -414,10 +415,10 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 self.builder.position_before(&i);
                 let operand = |n| inst.operand(n).ok_or_else(|| self.err("memory intrinsic without address"));
                 if let Some(s) = src_site {
-                    self.before(inst, operand(1)?, s, SiteKind::Load, size)?;
+                    self.before(inst, operand(1)?, s, AccessKind::Load, size)?;
                 }
                 if let Some(s) = dst_site {
-                    self.before(inst, operand(0)?, s, SiteKind::Store, size)?;
+                    self.before(inst, operand(0)?, s, AccessKind::Store, size)?;
                 }
                 let next = i.get_next_instruction().expect("a call is never a terminator");
                 self.builder.position_before(&next);

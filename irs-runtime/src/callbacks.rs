@@ -6,7 +6,7 @@ use crate::mode::{self, Mode};
 use crate::recorder;
 use crate::thread_state::{self, Pending};
 use shared_proto::abi;
-use shared_proto::{ObjectRef, Outcome, SiteId};
+use shared_proto::{EventKind, ObjectRef, Outcome, SiteId};
 use std::ffi::{c_char, c_void, CStr};
 
 #[no_mangle]
@@ -26,7 +26,7 @@ pub extern "C" fn __irs_after(site: u64) {
     }
     let Some((p, depth_left)) = thread_state::pop_pending(site) else { return };
     let Some((kind, size)) = abi::decode_info(p.info) else { return };
-    recorder::complete_access(SiteId(site), kind, ObjectRef::Memory { addr: p.addr, size }, depth_left == 0);
+    recorder::complete_access(SiteId(site), EventKind::Access(kind), ObjectRef::Memory { addr: p.addr, size }, depth_left == 0);
 }
 
 /// # Safety

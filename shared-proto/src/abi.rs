@@ -1,9 +1,8 @@
 //! The C ABI between instrumented code and irs-runtime: symbol names and the small integer
 //! codes the pass passes to the callbacks. One definition for both sides.
 
-use crate::event::EventKind;
+use crate::access_kind::AccessKind;
 use crate::outcome::ViolationKind;
-use crate::site::SiteKind;
 
 /// Thread-local `i8`: non-zero while the thread has something to record or enforce.
 pub const THREAD_ACTIVE_FLAG: &str = "__irs_thread_active";
@@ -21,38 +20,13 @@ pub const USER_MAIN: &str = "__irs_user_main";
 /// The largest access size `info` can carry; larger sizes are clamped.
 pub const MAX_INFO_SIZE: u32 = 0x00ff_ffff;
 
-pub fn access_kind_code(kind: SiteKind) -> Option<u8> {
-    Some(match kind {
-        SiteKind::Load => 0,
-        SiteKind::Store => 1,
-        SiteKind::AtomicLoad => 2,
-        SiteKind::AtomicStore => 3,
-        SiteKind::Rmw => 4,
-        SiteKind::CmpXchg => 5,
-        _ => return None,
-    })
+pub fn encode_info(kind: AccessKind, size: u64) -> u32 {
+    (kind.code() as u32) << 24 | size.min(MAX_INFO_SIZE as u64) as u32
 }
 
-pub fn access_event_kind(code: u8) -> Option<EventKind> {
-    Some(match code {
-        0 => EventKind::Load,
-        1 => EventKind::Store,
-        2 => EventKind::AtomicLoad,
-        3 => EventKind::AtomicStore,
-        4 => EventKind::Rmw,
-        5 => EventKind::CmpXchg,
-        _ => return None,
-    })
-}
-
-pub fn encode_info(kind: SiteKind, size: u64) -> u32 {
-    let code = access_kind_code(kind).expect("only memory accesses carry info") as u32;
-    code << 24 | size.min(MAX_INFO_SIZE as u64) as u32
-}
-
-/// `(event kind, size)` from an `info` argument; `None` for a code no pass emits.
-pub fn decode_info(info: u32) -> Option<(EventKind, u32)> {
-    Some((access_event_kind((info >> 24) as u8)?, info & MAX_INFO_SIZE))
+/// `(access kind, size)` from an `info` argument; `None` for a code no pass emits.
+pub fn decode_info(info: u32) -> Option<(AccessKind, u32)> {
+    Some((AccessKind::from_code((info >> 24) as u8)?, info & MAX_INFO_SIZE))
 }
 
 pub fn violation_code(kind: ViolationKind) -> u32 {
@@ -77,12 +51,10 @@ mod tests {
     use super::*;
     #[test]
     fn info_round_trips_for_every_access_kind() {
-        for kind in [SiteKind::Load, SiteKind::Store, SiteKind::AtomicLoad, SiteKind::AtomicStore, SiteKind::Rmw, SiteKind::CmpXchg] {
-            let (ek, size) = decode_info(encode_info(kind, 8)).unwrap();
-            assert_eq!(ek.name(), kind.name());
-            assert_eq!(size, 8);
+        for kind in AccessKind::ALL {
+            assert_eq!(decode_info(encode_info(kind, 8)), Some((kind, 8)));
         }
-        assert_eq!(decode_info(encode_info(SiteKind::Store, 1 << 40)).unwrap().1, MAX_INFO_SIZE);
+        assert_eq!(decode_info(encode_info(AccessKind::Store, 1 << 40)).unwrap().1, MAX_INFO_SIZE);
         assert!(decode_info(0xff00_0000).is_none());
         for k in [ViolationKind::Assert, ViolationKind::Abort, ViolationKind::ReachError] {
             assert_eq!(violation_kind(violation_code(k)), Some(k));

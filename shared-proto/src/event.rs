@@ -1,17 +1,13 @@
 //! Events: one execution of a visible operation by a thread (DESIGN §3), identified in a run by
 //! `(tid, k)`: `k` counts the visible events of `tid` before this one.
 
+use crate::access_kind::AccessKind;
 use crate::ids::{SiteId, ThreadId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum EventKind {
-    Load,
-    Store,
-    AtomicLoad,
-    AtomicStore,
-    Rmw,
-    CmpXchg,
+    Access(AccessKind),
     Lock,
     Unlock,
     TryLock,
@@ -24,12 +20,7 @@ pub enum EventKind {
 impl EventKind {
     pub fn name(self) -> &'static str {
         match self {
-            EventKind::Load => "load",
-            EventKind::Store => "store",
-            EventKind::AtomicLoad => "atomic-load",
-            EventKind::AtomicStore => "atomic-store",
-            EventKind::Rmw => "rmw",
-            EventKind::CmpXchg => "cmpxchg",
+            EventKind::Access(a) => a.name(),
             EventKind::Lock => "lock",
             EventKind::Unlock => "unlock",
             EventKind::TryLock => "trylock",
@@ -40,10 +31,6 @@ impl EventKind {
         }
     }
 
-    /// Does the event write its object (for dependence: two accesses conflict unless both read)?
-    pub fn writes(self) -> bool {
-        !matches!(self, EventKind::Load | EventKind::AtomicLoad)
-    }
 }
 
 /// What an event acts on.

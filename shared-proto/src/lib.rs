@@ -6,6 +6,7 @@
 //! the operating system.
 
 pub mod abi;
+pub mod access_kind;
 pub mod codec;
 pub mod event;
 pub mod hash;
@@ -16,6 +17,7 @@ pub mod site;
 pub mod symbolizer;
 pub mod trace;
 
+pub use access_kind::AccessKind;
 pub use event::{Event, EventKind, ObjectRef};
 pub use ids::{ProgramId, SiteId, ThreadId};
 pub use outcome::{Outcome, ViolationKind};

@@ -2,17 +2,13 @@
 //! (DESIGN §5). Each instrumented module embeds its [`ModuleSites`] (bincode) so that the
 //! runtime can copy the site table into every trace, and traces are readable on their own.
 
+use crate::access_kind::AccessKind;
 use serde::{Deserialize, Serialize};
 
 /// What an instrumented instruction does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SiteKind {
-    Load,
-    Store,
-    AtomicLoad,
-    AtomicStore,
-    Rmw,
-    CmpXchg,
+    Access(AccessKind),
     MutexInit,
     Lock,
     Unlock,
@@ -27,12 +23,7 @@ pub enum SiteKind {
 impl SiteKind {
     pub fn name(self) -> &'static str {
         match self {
-            SiteKind::Load => "load",
-            SiteKind::Store => "store",
-            SiteKind::AtomicLoad => "atomic-load",
-            SiteKind::AtomicStore => "atomic-store",
-            SiteKind::Rmw => "rmw",
-            SiteKind::CmpXchg => "cmpxchg",
+            SiteKind::Access(a) => a.name(),
             SiteKind::MutexInit => "mutex-init",
             SiteKind::Lock => "lock",
             SiteKind::Unlock => "unlock",
@@ -44,18 +35,6 @@ impl SiteKind {
         }
     }
 
-    /// Kinds whose callbacks carry a memory address of the program.
-    pub fn is_memory_access(self) -> bool {
-        matches!(
-            self,
-            SiteKind::Load
-                | SiteKind::Store
-                | SiteKind::AtomicLoad
-                | SiteKind::AtomicStore
-                | SiteKind::Rmw
-                | SiteKind::CmpXchg
-        )
-    }
 }
 
 /// One instrumented instruction.

@@ -171,7 +171,7 @@ mod tests {
                 tid: ThreadId(0),
                 k: 0,
                 site: None,
-                kind: EventKind::Store,
+                kind: EventKind::Access(crate::AccessKind::Store),
                 object: ObjectRef::Memory { addr: 0x1000, size: 4 },
             }],
             outcome: Outcome::Exit(0),
