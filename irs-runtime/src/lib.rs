@@ -10,6 +10,8 @@
 //! ENFORCE and EXPLORE come with later issues.
 
 mod callbacks;
+pub mod fiber;
+pub mod fiber_tls;
 mod mode;
 mod process_exit;
 mod program_info;
