@@ -153,7 +153,7 @@ impl Fiber {
             arg as u64,                     // r12: its argument
             0,                              // rbx
             0,                              // rbp
-            irs_fiber_entry as usize as u64, // return address of the first switch
+            irs_fiber_entry as *const () as usize as u64, // return address of the first switch
         ];
         // SAFETY: the 64 bytes below `top` lie inside the fresh stack mapping.
         unsafe { std::ptr::copy_nonoverlapping(frame.as_ptr(), sp, 8) };

@@ -125,6 +125,7 @@ impl RecorderState {
                 globals: c.program.globals.clone(),
                 threads: self.threads.clone(),
                 events: self.events.clone(),
+                steps: Vec::new(),
                 outcome: self.violation.clone().unwrap_or(outcome),
             },
             c.path.clone(),

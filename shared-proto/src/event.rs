@@ -33,6 +33,56 @@ impl EventKind {
 
 }
 
+impl EventKind {
+    /// A stable small code (the explore buffer stores kinds as integers).
+    pub fn code(self) -> u32 {
+        match self {
+            EventKind::Access(a) => a.code() as u32,
+            EventKind::Lock => 16,
+            EventKind::Unlock => 17,
+            EventKind::TryLock => 18,
+            EventKind::TryLockFail => 19,
+            EventKind::Create => 20,
+            EventKind::Join => 21,
+            EventKind::Exit => 22,
+        }
+    }
+
+    pub fn from_code(code: u32) -> Option<EventKind> {
+        Some(match code {
+            0..=15 => EventKind::Access(AccessKind::from_code(code as u8)?),
+            16 => EventKind::Lock,
+            17 => EventKind::Unlock,
+            18 => EventKind::TryLock,
+            19 => EventKind::TryLockFail,
+            20 => EventKind::Create,
+            21 => EventKind::Join,
+            22 => EventKind::Exit,
+            _ => return None,
+        })
+    }
+
+    /// The object of an event of this kind, from the integers the explore buffer keeps.
+    pub fn object(self, addr: u64, size: u32) -> ObjectRef {
+        match self {
+            EventKind::Access(_) => ObjectRef::Memory { addr, size },
+            EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail => ObjectRef::Mutex { addr },
+            EventKind::Create | EventKind::Join | EventKind::Exit => ObjectRef::Thread(ThreadId(addr as u32)),
+        }
+    }
+}
+
+impl ObjectRef {
+    /// `(addr, size)` as the explore buffer keeps them (a thread's id in `addr`).
+    pub fn to_raw(self) -> (u64, u32) {
+        match self {
+            ObjectRef::Memory { addr, size } => (addr, size),
+            ObjectRef::Mutex { addr } => (addr, 0),
+            ObjectRef::Thread(t) => (t.0 as u64, 0),
+        }
+    }
+}
+
 /// What an event acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ObjectRef {
@@ -42,6 +92,23 @@ pub enum ObjectRef {
     Mutex { addr: u64 },
     /// A logical thread (create, join, exit).
     Thread(ThreadId),
+}
+
+/// An operation a thread is about to perform (EXPLORE records, per step, that of every enabled
+/// thread: DESIGN §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingOp {
+    pub tid: ThreadId,
+    pub site: Option<SiteId>,
+    pub kind: EventKind,
+    pub object: ObjectRef,
+}
+
+/// One scheduling decision: which thread ran, and what every enabled thread was about to do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub chosen: ThreadId,
+    pub enabled: Vec<PendingOp>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ pub mod abi;
 pub mod access_kind;
 pub mod codec;
 pub mod event;
+pub mod explore_buffer;
 pub mod hash;
 pub mod ids;
 pub mod module_descriptor;
@@ -18,7 +19,7 @@ pub mod symbolizer;
 pub mod trace;
 
 pub use access_kind::AccessKind;
-pub use event::{Event, EventKind, ObjectRef};
+pub use event::{Event, EventKind, ObjectRef, PendingOp, Step};
 pub use ids::{ProgramId, SiteId, ThreadId};
 pub use outcome::{Outcome, ViolationKind};
 pub use site::{GlobalInfo, ModuleSites, SiteInfo, SiteKind};

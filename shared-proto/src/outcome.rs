@@ -1,5 +1,6 @@
 //! How a run ended.
 
+use crate::ids::ThreadId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -31,8 +32,21 @@ pub enum Outcome {
     Violation { kind: ViolationKind, message: String },
     /// The process died of this signal.
     Signal(i32),
+    /// No thread can move while some have not finished (EXPLORE): who waits for what.
+    Deadlock { waiting: Vec<String> },
+    /// The requested schedule asked for a thread that was not enabled at step `step`.
+    Infeasible { step: u32, requested: ThreadId, enabled: Vec<ThreadId> },
+    /// The run exceeded its time limit and was killed.
+    Timeout { millis: u64 },
     /// The trace was written before the run ended (the run is still going or was cut off).
     Incomplete,
+}
+
+impl Outcome {
+    /// A bug found in the program: a violation, a crash or a deadlock.
+    pub fn is_bug(&self) -> bool {
+        matches!(self, Outcome::Violation { .. } | Outcome::Signal(_) | Outcome::Deadlock { .. })
+    }
 }
 
 impl fmt::Display for Outcome {
@@ -44,6 +58,12 @@ impl fmt::Display for Outcome {
             }
             Outcome::Violation { kind, message } => write!(f, "violation {}: {message}", kind.name()),
             Outcome::Signal(s) => write!(f, "signal {s}"),
+            Outcome::Deadlock { waiting } => write!(f, "deadlock: {}", waiting.join("; ")),
+            Outcome::Infeasible { step, requested, enabled } => {
+                let en: Vec<String> = enabled.iter().map(|t| t.to_string()).collect();
+                write!(f, "infeasible schedule: at step {step} {requested} is not enabled (enabled: {})", if en.is_empty() { "none".to_string() } else { en.join(" ") })
+            }
+            Outcome::Timeout { millis } => write!(f, "timeout after {:.1} s", *millis as f64 / 1000.0),
             Outcome::Incomplete => write!(f, "incomplete"),
         }
     }

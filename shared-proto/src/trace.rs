@@ -4,7 +4,7 @@
 //! happened. The order is a real linearisation of the run (RECORD serialises visible events),
 //! so happens-before can be read off it exactly.
 
-use crate::event::{Event, ObjectRef};
+use crate::event::{Event, ObjectRef, Step};
 use crate::ids::{ProgramId, SiteId, ThreadId};
 use crate::outcome::Outcome;
 use crate::site::SiteInfo;
@@ -52,6 +52,8 @@ pub struct Trace {
     pub globals: Vec<GlobalRange>,
     pub threads: Vec<ThreadInfo>,
     pub events: Vec<Event>,
+    /// EXPLORE only: the scheduling decision before each event (empty for RECORD).
+    pub steps: Vec<Step>,
     pub outcome: Outcome,
 }
 
@@ -174,6 +176,7 @@ mod tests {
                 kind: EventKind::Access(crate::AccessKind::Store),
                 object: ObjectRef::Memory { addr: 0x1000, size: 4 },
             }],
+            steps: vec![],
             outcome: Outcome::Exit(0),
         }
     }
