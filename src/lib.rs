@@ -3,4 +3,5 @@
 
 pub mod demo;
 pub mod record;
+pub mod replay;
 pub mod trace_view;

@@ -40,6 +40,28 @@ enum Command {
         #[arg(long, default_value = "target/irs-demo")]
         dir: PathBuf,
     },
+    /// Run one controlled execution (EXPLORE mode) following a schedule, and print its trace
+    /// and outcome. Exit code: 0 nothing found, 1 violation/crash/deadlock, 2 error.
+    Replay {
+        /// Schedule file: thread ids separated by commas or newlines, one per step.
+        #[arg(long, conflicts_with = "schedule_default", required_unless_present = "schedule_default")]
+        schedule: Option<PathBuf>,
+        /// Run the default policy alone (fewest preemptions, lowest id first).
+        #[arg(long)]
+        schedule_default: bool,
+        /// Save the trace (same format as `irs record`).
+        #[arg(long)]
+        trace_out: Option<PathBuf>,
+        /// Per-execution time limit in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// File the program reads on stdin (default: nothing).
+        #[arg(long)]
+        stdin: Option<PathBuf>,
+        /// The program (built by `irs cc`) and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
     /// Read traces.
     Trace {
         #[command(subcommand)]
@@ -113,6 +135,33 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format_args!("demo: {e}")),
         },
+        Command::Replay { schedule, schedule_default: _, trace_out, timeout, stdin, command } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            let sched = match schedule.as_deref().map(irs::replay::read_schedule).transpose() {
+                Ok(s) => s.unwrap_or_default(),
+                Err(e) => return fail(format_args!("replay: {e}")),
+            };
+            let stdin = match stdin.as_deref().map(std::fs::read).transpose() {
+                Ok(s) => s.unwrap_or_default(),
+                Err(e) => return fail(format_args!("replay: cannot read stdin file: {e}")),
+            };
+            if !(timeout > 0.0 && timeout.is_finite()) {
+                return fail("replay: --timeout must be a positive number of seconds");
+            }
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
+            match irs::replay::replay(program, args, &sched, options, trace_out.as_deref()) {
+                Ok(run) => {
+                    print!("{}", irs::trace_view::table(&run.trace));
+                    if !run.output.is_empty() {
+                        println!("# program output:");
+                        print!("{}", String::from_utf8_lossy(&run.output));
+                    }
+                    println!("outcome: {}", run.trace.outcome);
+                    ExitCode::from(irs::replay::exit_code(&run.trace.outcome))
+                }
+                Err(e) => fail(format_args!("replay: {e}")),
+            }
+        }
         Command::Trace { command: TraceCommand::Show { trace, by_thread } } => match shared_proto::Trace::read(&trace) {
             Ok(t) => {
                 let text = if by_thread { irs::trace_view::by_thread(&t) } else { irs::trace_view::table(&t) };

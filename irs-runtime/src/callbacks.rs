@@ -4,6 +4,8 @@
 
 use crate::mode::{self, Mode};
 use crate::recorder;
+use crate::scheduler;
+use shared_proto::explore_buffer::ChildOutcome;
 use crate::thread_state::{self, Pending};
 use shared_proto::abi;
 use shared_proto::{EventKind, ObjectRef, Outcome, SiteId};
@@ -11,8 +13,15 @@ use std::ffi::{c_char, c_void, CStr};
 
 #[no_mangle]
 pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
-    if mode::get() != Mode::Record {
-        return;
+    match mode::get() {
+        Mode::Record => {}
+        Mode::Explore => {
+            if let Some((kind, size)) = abi::decode_info(info) {
+                scheduler::access_before(site, addr as u64, kind, size);
+            }
+            return;
+        }
+        Mode::Off => return,
     }
     if thread_state::push_pending(Pending { site, addr: addr as u64, info }).is_some() {
         recorder::hold();
@@ -21,8 +30,10 @@ pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
 
 #[no_mangle]
 pub extern "C" fn __irs_after(site: u64) {
-    if mode::get() != Mode::Record {
-        return;
+    match mode::get() {
+        Mode::Record => {}
+        Mode::Explore => return scheduler::access_after(),
+        Mode::Off => return,
     }
     let Some((p, depth_left)) = thread_state::pop_pending(site) else { return };
     let Some((kind, size)) = abi::decode_info(p.info) else { return };
@@ -47,7 +58,8 @@ pub extern "C" fn __irs_on_violation(
     line: u32,
     function: *const c_char,
 ) {
-    if mode::get() != Mode::Record {
+    let mode = mode::get();
+    if mode == Mode::Off {
         return;
     }
     let Some(kind) = abi::violation_kind(kind) else { return };
@@ -58,6 +70,9 @@ pub extern "C" fn __irs_on_violation(
         (Some(a), _, _) => format!("Assertion `{a}' failed"),
         _ => String::new(),
     };
+    if mode == Mode::Explore {
+        scheduler::finish(ChildOutcome::Violation(kind, &message));
+    }
     recorder::lock().set_violation(Outcome::Violation { kind, message });
     // The program is about to abort: write the trace now, keep recording in case it does not.
     recorder::finish(Outcome::Incomplete, false);

@@ -7,9 +7,13 @@
 //! - RECORD (`IRS_MODE=record IRS_TRACE=FILE`, set by `irs record`): every visible event is
 //!   serialised and written to a trace whose order is a real linearisation of the run.
 //!
-//! ENFORCE and EXPLORE come with later issues.
+//! - EXPLORE (`IRS_MODE=explore`, set by the irs executor): a fork server whose children run
+//!   `main` under the controlled scheduler, every logical thread a fiber.
+//!
+//! ENFORCE comes with a later issue.
 
 mod callbacks;
+mod explore_server;
 pub mod fiber;
 pub mod fiber_tls;
 mod mode;
@@ -17,6 +21,7 @@ mod process_exit;
 mod program_info;
 mod pthread_wrappers;
 mod recorder;
+mod scheduler;
 mod start;
 mod thread_flag;
 mod thread_state;

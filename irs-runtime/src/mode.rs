@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 pub enum Mode {
     Off = 0,
     Record = 1,
+    /// Started by the irs executor: a fork server of controlled executions.
+    Explore = 2,
 }
 
 pub const MODE_VAR: &str = "IRS_MODE";
@@ -19,7 +21,8 @@ impl Mode {
         match value.map(str::trim) {
             None | Some("") | Some("off") => Ok(Mode::Off),
             Some("record") => Ok(Mode::Record),
-            Some(other) => Err(format!("unknown {MODE_VAR}={other:?} (expected off or record)")),
+            Some("explore") => Ok(Mode::Explore),
+            Some(other) => Err(format!("unknown {MODE_VAR}={other:?} (expected off, record or explore)")),
         }
     }
 }
@@ -33,10 +36,10 @@ pub fn set(mode: Mode) {
 
 pub fn get() -> Mode {
     // Relaxed: see `set`; the value never changes after start-up.
-    if MODE.load(Ordering::Relaxed) == Mode::Record as u8 {
-        Mode::Record
-    } else {
-        Mode::Off
+    match MODE.load(Ordering::Relaxed) {
+        1 => Mode::Record,
+        2 => Mode::Explore,
+        _ => Mode::Off,
     }
 }
 

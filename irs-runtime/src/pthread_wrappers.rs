@@ -3,6 +3,7 @@
 
 use crate::mode::{self, Mode};
 use crate::recorder;
+use crate::scheduler;
 use crate::thread_flag;
 use crate::thread_state;
 use shared_proto::{EventKind, ObjectRef, SiteId, ThreadId};
@@ -30,6 +31,12 @@ fn recording() -> bool {
     mode::get() == Mode::Record
 }
 
+/// EXPLORE: every thread is a fiber of the controlled scheduler; mutexes and joins are modelled
+/// there (one fiber runs at a time, so the real pthread objects are not used).
+fn explore() -> bool {
+    mode::get() == Mode::Explore
+}
+
 /// # Safety
 /// Same contract as `pthread_create`.
 #[no_mangle]
@@ -40,6 +47,9 @@ pub unsafe extern "C" fn __irs_pthread_create(
     arg: *mut c_void,
     site: u64,
 ) -> c_int {
+    if explore() {
+        return scheduler::create(thread as *mut u64, routine, arg, site);
+    }
     if !recording() {
         // SAFETY: forwarded unchanged from the caller.
         return unsafe { libc::pthread_create(thread, attr, routine, arg) };
@@ -65,6 +75,9 @@ pub unsafe extern "C" fn __irs_pthread_create(
 /// Same contract as `pthread_join`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mut *mut c_void, site: u64) -> c_int {
+    if explore() {
+        return scheduler::join(thread as u64, retval, site);
+    }
     // SAFETY: forwarded unchanged.
     let rc = unsafe { libc::pthread_join(thread, retval) };
     if rc == 0 && recording() {
@@ -80,6 +93,9 @@ pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mu
 /// Same contract as `pthread_exit`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_exit(retval: *mut c_void, _site: u64) -> ! {
+    if explore() {
+        scheduler::exit_thread(retval);
+    }
     if recording() {
         recorder::thread_exit();
     }
@@ -103,6 +119,9 @@ pub unsafe extern "C" fn __irs_pthread_mutex_init(
 /// Same contract as `pthread_mutex_lock`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if explore() {
+        return scheduler::lock(m as u64, site);
+    }
     // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
     let rc = unsafe { libc::pthread_mutex_lock(m) };
     if rc == 0 && recording() {
@@ -115,6 +134,9 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
 /// Same contract as `pthread_mutex_unlock`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if explore() {
+        return scheduler::unlock(m as u64, site);
+    }
     if !recording() {
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_mutex_unlock(m) };
@@ -132,6 +154,9 @@ pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_
 /// Same contract as `pthread_mutex_trylock`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if explore() {
+        return scheduler::trylock(m as u64, site);
+    }
     if !recording() {
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_mutex_trylock(m) };

@@ -31,6 +31,14 @@ pub unsafe extern "C" fn __irs_start(
     if mode == Mode::Off {
         return user_main(argc, argv, envp);
     }
+    let args: Vec<String> = (0..argc.max(0) as usize)
+        // SAFETY: argv holds argc NUL-terminated strings.
+        .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
+        .collect();
+    if mode == Mode::Explore {
+        mode::set(mode);
+        crate::explore_server::serve(argc, argv, envp, user_main, args);
+    }
     let Some(path) = std::env::var_os(TRACE_VAR) else {
         fail(&format!("{MODE_VAR}=record needs {TRACE_VAR}=<trace file>"))
     };
@@ -40,10 +48,6 @@ pub unsafe extern "C" fn __irs_start(
         std::env::remove_var(MODE_VAR);
         std::env::remove_var(TRACE_VAR);
     }
-    let args: Vec<String> = (0..argc.max(0) as usize)
-        // SAFETY: argv holds argc NUL-terminated strings.
-        .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
-        .collect();
     let program = ProgramInfo::of_this_process();
     for p in &program.problems {
         eprintln!("irs-runtime: warning: {p}");

@@ -10,6 +10,7 @@ pub mod access_kind;
 pub mod codec;
 pub mod event;
 pub mod explore_buffer;
+pub mod explore_protocol;
 pub mod hash;
 pub mod ids;
 pub mod module_descriptor;

@@ -1,0 +1,235 @@
+//! EXPLORE's fork server (DESIGN §7, issue 3). Started by the executor with two pipes and a
+//! shared buffer, the program's runtime becomes a server before any user code runs, while only
+//! the main thread exists: for each request it forks a child that runs `main` under the
+//! controlled [`scheduler`](crate::scheduler), waits for it (killing it at the time limit), and
+//! answers with how the process ended and what it printed. The child writes its trace into the
+//! shared buffer as it goes.
+
+use crate::program_info::ProgramInfo;
+use crate::scheduler;
+use crate::thread_flag;
+use shared_proto::explore_buffer::{BufferWriter, Capacity, ChildOutcome};
+use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, Response};
+use std::ffi::{c_char, c_int, c_void};
+use std::fs::File;
+use std::os::fd::FromRawFd;
+use std::time::Instant;
+
+type UserMain = extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+
+const MAX_OUTPUT: usize = 64 * 1024;
+
+fn fail(msg: &str) -> ! {
+    eprintln!("irs-runtime: {msg}");
+    std::process::exit(2)
+}
+
+fn env_fd(name: &str) -> c_int {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| fail(&format!("IRS_MODE=explore needs {name} (it is started by the irs executor)")))
+}
+
+/// Serve executions until the executor closes the channel.
+pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_main: UserMain, args: Vec<String>) -> ! {
+    let ctl_in = env_fd(proto::ENV_CONTROL_IN);
+    let ctl_out = env_fd(proto::ENV_CONTROL_OUT);
+    let buf_fd = env_fd(proto::ENV_BUFFER_FD);
+    let stdin_fd: Option<c_int> = std::env::var(proto::ENV_STDIN_FD).ok().and_then(|v| v.parse().ok());
+    let stack_bytes = std::env::var(proto::ENV_STACK_KB).ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(256) * 1024;
+    let cap = Capacity::DEFAULT;
+    // SAFETY: die with the executor instead of lingering.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    // SAFETY: mapping the executor's buffer; its size is checked by the executor and here.
+    let buffer = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(buf_fd, &mut st) != 0 || (st.st_size as usize) < cap.bytes() {
+            fail("the explore buffer is missing or too small");
+        }
+        let p = libc::mmap(std::ptr::null_mut(), cap.bytes(), libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, buf_fd, 0);
+        if p == libc::MAP_FAILED {
+            fail("cannot map the explore buffer");
+        }
+        p as *mut u8
+    };
+    // SAFETY: the descriptors were handed to us by the executor and are ours alone.
+    let (mut input, mut output) = unsafe { (File::from_raw_fd(ctl_in), File::from_raw_fd(ctl_out)) };
+    let info = ProgramInfo::of_this_process();
+    let hello = Hello { program_id: info.program_id, argv: args, sites: info.sites, globals: info.globals, problems: info.problems };
+    if proto::send(&mut output, &hello).is_err() {
+        std::process::exit(0);
+    }
+    loop {
+        let req: Request = match proto::receive(&mut input) {
+            Ok(r) => r,
+            Err(_) => std::process::exit(0),
+        };
+        let resp = run_one(&req, argc, argv, envp, user_main, buffer, cap, stdin_fd, stack_bytes, (ctl_in, ctl_out));
+        if proto::send(&mut output, &resp).is_err() {
+            std::process::exit(0);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    req: &Request,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    envp: *mut *mut c_char,
+    user_main: UserMain,
+    buffer: *mut u8,
+    cap: Capacity,
+    stdin_fd: Option<c_int>,
+    stack_bytes: usize,
+    control: (c_int, c_int),
+) -> Response {
+    // SAFETY: a fresh anonymous file for this execution's output.
+    let out_fd = unsafe { libc::memfd_create(c"irs-run-output".as_ptr(), 0) };
+    let started = Instant::now();
+    // SAFETY: the server is single-threaded here (no user code has run), so fork is safe.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        child(req, argc, argv, envp, user_main, buffer, cap, stdin_fd, stack_bytes, control, out_fd);
+    }
+    let end = if pid < 0 { ProcessEnd::Signaled(0) } else { wait(pid, req.timeout_ms) };
+    let micros = started.elapsed().as_micros() as u64;
+    let mut out = vec![0u8; MAX_OUTPUT];
+    let n = if out_fd >= 0 {
+        // SAFETY: reading back our own memfd, then closing it.
+        unsafe {
+            let n = libc::pread(out_fd, out.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0);
+            libc::close(out_fd);
+            n.max(0) as usize
+        }
+    } else {
+        0
+    };
+    out.truncate(n);
+    Response { end, output: out, micros }
+}
+
+/// Wait for the execution, killing it when it outlives the time limit.
+fn wait(pid: libc::pid_t, timeout_ms: u64) -> ProcessEnd {
+    // SAFETY: pidfd_open on our own child; poll and waitpid on it.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as c_int;
+        let timed_out;
+        if pidfd >= 0 {
+            let mut p = libc::pollfd { fd: pidfd, events: libc::POLLIN, revents: 0 };
+            let r = libc::poll(&mut p, 1, timeout_ms.min(i32::MAX as u64) as c_int);
+            timed_out = r == 0;
+            libc::close(pidfd);
+        } else {
+            let deadline = Instant::now() + std::time::Duration::from_millis(timeout_ms);
+            let mut status = 0;
+            loop {
+                let r = libc::waitpid(pid, &mut status, libc::WNOHANG);
+                if r == pid {
+                    return decode(status);
+                }
+                if Instant::now() >= deadline {
+                    timed_out = true;
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        }
+        if timed_out {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        let mut status = 0;
+        while libc::waitpid(pid, &mut status, 0) < 0 && *libc::__errno_location() == libc::EINTR {}
+        if timed_out {
+            ProcessEnd::TimedOut
+        } else {
+            decode(status)
+        }
+    }
+}
+
+fn decode(status: c_int) -> ProcessEnd {
+    if libc::WIFSIGNALED(status) {
+        ProcessEnd::Signaled(libc::WTERMSIG(status))
+    } else {
+        ProcessEnd::Exited(libc::WEXITSTATUS(status))
+    }
+}
+
+extern "C" {
+    fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
+}
+
+extern "C" fn child_exit(status: c_int, _arg: *mut c_void) {
+    scheduler::finish(ChildOutcome::Exit(status));
+}
+
+extern "C" fn child_crash(sig: c_int) {
+    scheduler::record_signal(sig);
+    // SAFETY: restore the default action and re-raise: the process dies of the signal.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+static mut ALT_STACK: [u8; 64 * 1024] = [0; 64 * 1024];
+
+#[allow(clippy::too_many_arguments)]
+fn child(
+    req: &Request,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    envp: *mut *mut c_char,
+    user_main: UserMain,
+    buffer: *mut u8,
+    cap: Capacity,
+    stdin_fd: Option<c_int>,
+    stack_bytes: usize,
+    control: (c_int, c_int),
+    out_fd: c_int,
+) -> ! {
+    // SAFETY: setting up the freshly forked child's descriptors and signal handling before any
+    // user code runs; only this thread exists.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::close(control.0);
+        libc::close(control.1);
+        if out_fd >= 0 {
+            libc::dup2(out_fd, 1);
+            libc::dup2(out_fd, 2);
+            libc::close(out_fd);
+        }
+        // Every execution reads its stdin from the start: a new open file description.
+        let input = match stdin_fd {
+            Some(fd) => libc::open(format!("/proc/self/fd/{fd}\0").as_ptr() as *const c_char, libc::O_RDONLY),
+            None => libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY),
+        };
+        if input >= 0 {
+            libc::dup2(input, 0);
+            libc::close(input);
+        }
+        let ss = libc::stack_t {
+            ss_sp: std::ptr::addr_of_mut!(ALT_STACK) as *mut c_void,
+            ss_flags: 0,
+            ss_size: 64 * 1024,
+        };
+        libc::sigaltstack(&ss, std::ptr::null_mut());
+        for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGABRT] {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = child_crash as *const () as usize;
+            sa.sa_flags = libc::SA_ONSTACK | libc::SA_NODEFER;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+        on_exit(child_exit, std::ptr::null_mut());
+    }
+    // SAFETY: the shared mapping of `cap.bytes()` bytes made by `serve`; in this child process
+    // nothing else uses it (the server waits, the executor reads only after the child ended).
+    let buffer: &'static mut [u8] = unsafe { std::slice::from_raw_parts_mut(buffer, cap.bytes()) };
+    let Some(writer) = BufferWriter::init(buffer, cap) else {
+        // SAFETY: leaving the child.
+        unsafe { libc::_exit(3) }
+    };
+    scheduler::init(writer, req.schedule.clone(), stack_bytes);
+    thread_flag::set_active(true);
+    let code = user_main(argc, argv, envp);
+    scheduler::main_returned(code)
+}

@@ -1,0 +1,391 @@
+//! The controlled scheduler of EXPLORE (DESIGN §7, issue 3). Every logical thread of the
+//! program is a [`Fiber`] on the one OS thread of an execution, so exactly one runs between
+//! visible events by construction.
+//!
+//! At each visible operation the running thread publishes it as its pending operation and makes
+//! the scheduling decision: the next thread of the requested schedule, or by the default policy
+//! (keep running the current thread while it is enabled, else the lowest enabled id: fewest
+//! preemptions, deterministic). Switching to a thread *is* granting its pending operation: it
+//! resumes inside its own call of [`grant`], returns, and performs it. A new thread runs at once
+//! up to its first visible operation (what it does before is invisible to others), so every
+//! live thread always has a known pending operation. A mutex lock is enabled when the mutex is
+//! free, a join when the joined thread has finished; with no enabled thread left while some
+//! have not finished, the execution ends in a deadlock.
+//!
+//! Everything the decision records goes to the [`BufferWriter`] in shared memory as it happens.
+//! An execution ends by writing its outcome and leaving the process (`_exit`): the fork server
+//! that forked it reports the rest.
+
+use crate::fiber::{self, Fiber, Stack};
+use crate::fiber_tls::{self, StaticTls};
+use crate::thread_flag;
+use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, OpRecord, MAX_THREADS};
+use shared_proto::{AccessKind, EventKind, SiteId, ViolationKind};
+use std::cell::UnsafeCell;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+
+pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
+
+/// Synthetic `pthread_t` values of logical threads in EXPLORE.
+const HANDLE_BASE: u64 = 0x1_0000_0000;
+
+pub fn handle_of(tid: u32) -> u64 {
+    HANDLE_BASE + tid as u64
+}
+
+fn tid_of(handle: u64) -> Option<u32> {
+    handle.checked_sub(HANDLE_BASE).filter(|t| *t < MAX_THREADS as u64).map(|t| t as u32)
+}
+
+struct LogicalThread {
+    fiber: Fiber,
+    tls: Box<[u8]>,
+    errno: c_int,
+    finished: bool,
+    /// The operation it waits to perform (`None` while it runs invisible code).
+    pending: Option<OpRecord>,
+    next_k: u32,
+    children: u32,
+    start: Option<(StartRoutine, *mut c_void)>,
+    retval: *mut c_void,
+}
+
+struct Scheduler {
+    threads: Vec<LogicalThread>,
+    current: usize,
+    schedule: Vec<u32>,
+    step: u32,
+    owners: HashMap<u64, u32>,
+    buffer: BufferWriter<'static>,
+    tls: Option<StaticTls>,
+    /// Set while a new thread runs to its first visible operation: its creator.
+    booting_parent: Option<usize>,
+    stack_bytes: usize,
+}
+
+struct Global(UnsafeCell<Option<Scheduler>>);
+
+// SAFETY: EXPLORE runs every logical thread as a fiber of one OS thread; the scheduler is only
+// touched from that thread, and no reference to it is held across a fiber switch (see `with`).
+unsafe impl Sync for Global {}
+
+static SCHED: Global = Global(UnsafeCell::new(None));
+
+/// Run `f` on the scheduler. `f` must not switch fibers (so no borrow outlives a switch).
+fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
+    // SAFETY: one OS thread (see `Global`); callers never switch inside `f`, so this is the
+    // only live reference.
+    let s = unsafe { &mut *SCHED.0.get() };
+    f(s.as_mut().expect("EXPLORE scheduler used before it was set up"))
+}
+
+pub fn active() -> bool {
+    // SAFETY: a read of the option's discriminant on the one OS thread.
+    unsafe { (*SCHED.0.get()).is_some() }
+}
+
+/// Set up the execution: the calling code (the program's `main`) becomes `T0`.
+pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, stack_bytes: usize) {
+    let tls = StaticTls::of_executable();
+    let mut s = Scheduler {
+        threads: Vec::new(),
+        current: 0,
+        schedule,
+        step: 0,
+        owners: HashMap::new(),
+        buffer,
+        tls,
+        booting_parent: None,
+        stack_bytes,
+    };
+    s.buffer.thread(0, None, 0);
+    s.threads.push(LogicalThread {
+        fiber: Fiber::current(),
+        tls: tls.map(|t| vec![0u8; t.size()].into_boxed_slice()).unwrap_or_default(),
+        errno: 0,
+        finished: false,
+        pending: None,
+        next_k: 0,
+        children: 0,
+        start: None,
+        retval: std::ptr::null_mut(),
+    });
+    // SAFETY: set once, before any fiber exists.
+    unsafe { *SCHED.0.get() = Some(s) };
+}
+
+/// End the execution: write the outcome, flush the program's stdio, leave.
+pub fn finish(outcome: ChildOutcome) -> ! {
+    with(|s| s.buffer.outcome(outcome));
+    // SAFETY: flushing all stdio streams, then leaving without running atexit handlers again.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(0)
+    }
+}
+
+/// For the crash handler: record the signal if the buffer can be written.
+pub fn record_signal(sig: c_int) {
+    if active() {
+        with(|s| s.buffer.outcome(ChildOutcome::Signal(sig)));
+    }
+}
+
+impl Scheduler {
+    fn enabled(&self, t: usize) -> bool {
+        let th = &self.threads[t];
+        let Some(op) = th.pending.filter(|_| !th.finished) else { return false };
+        match op.kind {
+            EventKind::Lock => !self.owners.contains_key(&op.addr),
+            EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished),
+            _ => true,
+        }
+    }
+
+    fn describe_wait(&self, t: usize) -> Option<String> {
+        let op = self.threads[t].pending?;
+        Some(match op.kind {
+            EventKind::Lock => match self.owners.get(&op.addr) {
+                Some(owner) => format!("T{t} waits for mutex {:#x} held by T{owner}", op.addr),
+                None => format!("T{t} waits for mutex {:#x}", op.addr),
+            },
+            EventKind::Join => format!("T{t} waits to join T{}", op.addr),
+            _ => format!("T{t} waits for {}", op.kind.name()),
+        })
+    }
+}
+
+/// Decide which thread performs the next operation and switch to it. Returns when the calling
+/// thread (`me`) has been granted its pending operation; never returns if `me` has finished.
+fn decide(me: usize) {
+    let next = with(|s| {
+        let enabled: Vec<usize> = (0..s.threads.len()).filter(|&t| s.enabled(t)).collect();
+        if enabled.is_empty() {
+            let waits: Vec<String> =
+                (0..s.threads.len()).filter(|&t| !s.threads[t].finished).filter_map(|t| s.describe_wait(t)).collect();
+            return Err(waits.join("; "));
+        }
+        let chosen = match s.schedule.get(s.step as usize) {
+            Some(&req) => {
+                if !enabled.contains(&(req as usize)) {
+                    let mask = enabled.iter().fold(0u64, |m, &t| m | 1 << t);
+                    return Ok(Err((s.step, req, mask)));
+                }
+                req as usize
+            }
+            None if enabled.contains(&me) => me,
+            None => enabled[0],
+        };
+        let ops: Vec<OpRecord> = enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")).collect();
+        if !s.buffer.step(chosen as u32, &ops) {
+            return Ok(Ok(None));
+        }
+        s.step += 1;
+        Ok(Ok(Some(chosen)))
+    });
+    match next {
+        Err(waits) => finish(ChildOutcome::Deadlock(&waits)),
+        Ok(Err((step, requested, enabled_mask))) => finish(ChildOutcome::Infeasible { step, requested, enabled_mask }),
+        Ok(Ok(None)) => finish(ChildOutcome::Overflow("the execution has more steps than the explore buffer holds")),
+        Ok(Ok(Some(chosen))) if chosen == me => {}
+        Ok(Ok(Some(chosen))) => switch_to(chosen),
+    }
+}
+
+/// Suspend the running thread and resume `to` (with its TLS and errno).
+fn switch_to(to: usize) {
+    let (from_fiber, to_fiber) = with(|s| {
+        let from = s.current;
+        if let Some(tls) = s.tls {
+            // SAFETY: the live block is this OS thread's; the buffers have its size.
+            unsafe {
+                tls.save(&mut s.threads[from].tls);
+                tls.restore(&s.threads[to].tls);
+            }
+        }
+        s.threads[from].errno = fiber_tls::errno();
+        fiber_tls::set_errno(s.threads[to].errno);
+        s.current = to;
+        (&mut s.threads[from].fiber as *mut Fiber, &s.threads[to].fiber as *const Fiber)
+    });
+    // SAFETY: `from` is the running fiber and `to` a suspended one; both live in the scheduler,
+    // which never drops or moves a thread's fiber (the vector only grows, and fibers are moved
+    // out of it never; growth moves the `Fiber` values, which is why they are re-read below).
+    unsafe { fiber::switch(&mut *from_fiber, &*to_fiber) };
+}
+
+/// Wait until the calling thread may perform `op`.
+pub fn grant(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32) {
+    let (me, booting) = with(|s| {
+        let me = s.current;
+        s.threads[me].pending = Some(OpRecord { tid: me as u32, kind, site, addr, size });
+        (me, s.booting_parent.take())
+    });
+    match booting {
+        // A new thread reached its first operation: back to its creator; it runs when chosen.
+        Some(parent) => switch_to(parent),
+        None => decide(me),
+    }
+}
+
+/// The calling thread performed its granted operation: record it as an event.
+pub fn done() -> EventKind {
+    with(|s| {
+        let me = s.current;
+        let op = s.threads[me].pending.take().expect("done without grant");
+        let k = s.threads[me].next_k;
+        s.threads[me].next_k += 1;
+        if !s.buffer.event(&op, k) {
+            s.buffer.outcome(ChildOutcome::Overflow("the execution has more events than the explore buffer holds"));
+        }
+        op.kind
+    })
+}
+
+pub fn current() -> u32 {
+    with(|s| s.current as u32)
+}
+
+// ---- operations ---------------------------------------------------------------------------
+
+pub fn access_before(site: u64, addr: u64, kind: AccessKind, size: u32) {
+    grant(EventKind::Access(kind), Some(SiteId(site)), addr, size);
+}
+
+pub fn access_after() {
+    done();
+}
+
+pub fn lock(m: u64, site: u64) -> c_int {
+    grant(EventKind::Lock, Some(SiteId(site)), m, 0);
+    with(|s| s.owners.insert(m, s.current as u32));
+    done();
+    0
+}
+
+pub fn unlock(m: u64, site: u64) -> c_int {
+    grant(EventKind::Unlock, Some(SiteId(site)), m, 0);
+    let owned = with(|s| s.owners.get(&m) == Some(&(s.current as u32)));
+    if !owned {
+        // Unlocking a mutex one does not hold is undefined behaviour: a bug worth reporting.
+        finish(ChildOutcome::Violation(ViolationKind::Abort, &format!("T{} unlocks mutex {m:#x}, which it does not hold", current())));
+    }
+    with(|s| s.owners.remove(&m));
+    done();
+    0
+}
+
+pub fn trylock(m: u64, site: u64) -> c_int {
+    grant(EventKind::TryLock, Some(SiteId(site)), m, 0);
+    let got = with(|s| {
+        let me = s.current as u32;
+        if s.owners.contains_key(&m) {
+            s.threads[s.current].pending.as_mut().expect("granted").kind = EventKind::TryLockFail;
+            false
+        } else {
+            s.owners.insert(m, me);
+            true
+        }
+    });
+    done();
+    if got { 0 } else { libc::EBUSY }
+}
+
+extern "C" fn thread_main(arg: *mut c_void) {
+    let tid = arg as usize;
+    thread_flag::set_active(true);
+    let (routine, start_arg) = with(|s| s.threads[tid].start.take().expect("a new thread has a start routine"));
+    let ret = routine(start_arg);
+    exit_thread(ret);
+}
+
+/// `pthread_create`: a create event, then the child runs to its first operation.
+pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64) -> c_int {
+    let child = with(|s| s.threads.len());
+    if child >= MAX_THREADS {
+        finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads")));
+    }
+    grant(EventKind::Create, Some(SiteId(site)), child as u64, 0);
+    let made = with(|s| {
+        let stack = Stack::new(s.stack_bytes)?;
+        let parent = s.current;
+        let nth = s.threads[parent].children;
+        s.threads[parent].children += 1;
+        s.buffer.thread(child as u32, Some(parent as u32), nth);
+        let tls = s.tls.map(|t| t.fresh()).unwrap_or_default();
+        s.threads.push(LogicalThread {
+            fiber: Fiber::new(stack, thread_main, child as *mut c_void),
+            tls,
+            errno: 0,
+            finished: false,
+            pending: None,
+            next_k: 0,
+            children: 0,
+            start: Some((routine, arg)),
+            retval: std::ptr::null_mut(),
+        });
+        Some(parent)
+    });
+    let Some(parent) = made else {
+        finish(ChildOutcome::Unsupported("cannot map a stack for a new thread"));
+    };
+    done();
+    if !out.is_null() {
+        // SAFETY: `out` is the caller's pthread_t slot (pthread_create's contract).
+        unsafe { *out = handle_of(child as u32) };
+    }
+    with(|s| s.booting_parent = Some(parent));
+    switch_to(child);
+    0
+}
+
+/// `pthread_join`.
+pub fn join(handle: u64, retval: *mut *mut c_void, site: u64) -> c_int {
+    let Some(target) = tid_of(handle).filter(|&t| with(|s| (t as usize) < s.threads.len())) else {
+        return libc::ESRCH;
+    };
+    grant(EventKind::Join, Some(SiteId(site)), target as u64, 0);
+    let ret = with(|s| s.threads[target as usize].retval);
+    done();
+    if !retval.is_null() {
+        // SAFETY: the caller's out-parameter (pthread_join's contract).
+        unsafe { *retval = ret };
+    }
+    0
+}
+
+/// The calling thread ends (its start routine returned or it called `pthread_exit`).
+pub fn exit_thread(ret: *mut c_void) -> ! {
+    let me = current();
+    grant(EventKind::Exit, None, me as u64, 0);
+    done();
+    if me == 0 {
+        // `main` called pthread_exit: the process lives on until the other threads end.
+        with(|s| s.threads[0].finished = true);
+    } else {
+        with(|s| {
+            s.threads[me as usize].finished = true;
+            s.threads[me as usize].retval = ret;
+        });
+    }
+    leave(me as usize)
+}
+
+/// A finished thread hands over for good; when no thread is left the process exits (status 0,
+/// as when the last thread of a program whose `main` called `pthread_exit` ends).
+fn leave(me: usize) -> ! {
+    let all_done = with(|s| s.threads.iter().all(|t| t.finished));
+    if all_done {
+        finish(ChildOutcome::Exit(0));
+    }
+    decide(me);
+    unreachable!("a finished thread is never resumed")
+}
+
+/// `main` returned with `code`: the process ends, whatever other threads were doing.
+pub fn main_returned(code: c_int) -> ! {
+    grant(EventKind::Exit, None, 0, 0);
+    done();
+    finish(ChildOutcome::Exit(code))
+}

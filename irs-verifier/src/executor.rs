@@ -1,0 +1,234 @@
+//! The executor (DESIGN §7, issue 3): starts an instrumented program as a fork server (EXPLORE
+//! mode) and runs controlled executions on it: `run(schedule) -> Execution`. One server serves
+//! any number of runs and survives any child's crash; dropping the executor ends the server, and
+//! the server and its children die with the executor however it ends (parent-death signal), so
+//! no process is left behind. The shared buffer is a memfd: no file in /dev/shm to leak.
+
+use shared_proto::explore_buffer::{self, Capacity};
+use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, Response};
+use shared_proto::{Outcome, ThreadId, Trace};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// Descriptor numbers the server finds its channel and buffers at.
+const FD_CONTROL_IN: i32 = 200;
+const FD_CONTROL_OUT: i32 = 201;
+const FD_BUFFER: i32 = 202;
+const FD_STDIN: i32 = 203;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("cannot start {program}: {source}")]
+    Spawn { program: String, source: std::io::Error },
+    #[error("{0}")]
+    System(String),
+    #[error("{program} did not start as an irs fork server ({detail}); is it built by `irs cc`, and does it run at all?")]
+    NoServer { program: String, detail: String },
+    #[error("the fork server of {program} stopped answering ({detail})")]
+    ServerLost { program: String, detail: String },
+    #[error("{0}")]
+    Buffer(#[from] explore_buffer::BufferError),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Per-execution time limit.
+    pub timeout: Duration,
+    /// What every execution reads on stdin.
+    pub stdin: Vec<u8>,
+    /// Stack size of each logical thread (fiber), in KiB.
+    pub stack_kb: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256 }
+    }
+}
+
+/// One controlled execution.
+#[derive(Clone, Debug)]
+pub struct Execution {
+    pub trace: Trace,
+    /// What the program printed (stdout and stderr together, at most 64 KiB).
+    pub output: Vec<u8>,
+    /// Fork to end, as the server measured it.
+    pub micros: u64,
+}
+
+impl Execution {
+    pub fn outcome(&self) -> &Outcome {
+        &self.trace.outcome
+    }
+
+    /// The schedule that reproduces this execution: the chosen thread of every step.
+    pub fn schedule(&self) -> Vec<ThreadId> {
+        self.trace.steps.iter().map(|s| s.chosen).collect()
+    }
+}
+
+pub struct Executor {
+    program: String,
+    server: Child,
+    /// `None` once dropped: closing it ends the server's loop.
+    to_server: Option<File>,
+    from_server: File,
+    buffer: memmap2::Mmap,
+    hello: Hello,
+    options: Options,
+}
+
+fn memfd(name: &std::ffi::CStr, bytes: usize) -> Result<File, ExecError> {
+    // SAFETY: creating a new anonymous file; ownership goes to the returned File.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(ExecError::System(format!("memfd_create: {}", std::io::Error::last_os_error())));
+    }
+    // SAFETY: `fd` is a fresh descriptor we own.
+    let f = unsafe { File::from_raw_fd(fd) };
+    f.set_len(bytes as u64).map_err(|e| ExecError::System(format!("sizing a memfd: {e}")))?;
+    Ok(f)
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), ExecError> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two new descriptors, which we own from here on.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(ExecError::System(format!("pipe: {}", std::io::Error::last_os_error())));
+    }
+    // SAFETY: as above.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+impl Executor {
+    /// Start `program ARGS` as a fork server.
+    pub fn start(program: &Path, args: &[String], options: Options) -> Result<Executor, ExecError> {
+        let name = program.display().to_string();
+        let cap = Capacity::DEFAULT;
+        let buffer_file = memfd(c"irs-explore-buffer", cap.bytes())?;
+        let stdin_file = memfd(c"irs-explore-stdin", 0)?;
+        (&stdin_file).write_all(&options.stdin).map_err(|e| ExecError::System(format!("writing stdin: {e}")))?;
+        let (req_r, req_w) = pipe()?;
+        let (resp_r, resp_w) = pipe()?;
+        let moves = [
+            (req_r.as_raw_fd(), FD_CONTROL_IN),
+            (resp_w.as_raw_fd(), FD_CONTROL_OUT),
+            (buffer_file.as_raw_fd(), FD_BUFFER),
+            (stdin_file.as_raw_fd(), FD_STDIN),
+        ];
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env("IRS_MODE", "explore")
+            .env(proto::ENV_CONTROL_IN, FD_CONTROL_IN.to_string())
+            .env(proto::ENV_CONTROL_OUT, FD_CONTROL_OUT.to_string())
+            .env(proto::ENV_BUFFER_FD, FD_BUFFER.to_string())
+            .env(proto::ENV_BUFFER_BYTES, cap.bytes().to_string())
+            .env(proto::ENV_STDIN_FD, FD_STDIN.to_string())
+            .env(proto::ENV_STACK_KB, options.stack_kb.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        // SAFETY: between fork and exec only async-signal-safe calls (dup2, prctl) run.
+        unsafe {
+            cmd.pre_exec(move || {
+                for (from, to) in moves {
+                    if libc::dup2(from, to) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut server = cmd.spawn().map_err(|source| ExecError::Spawn { program: name.clone(), source })?;
+        drop((req_r, resp_w, stdin_file));
+        let to_server = Some(File::from(req_w));
+        let mut from_server = File::from(resp_r);
+        let hello: Hello = match proto::receive(&mut from_server) {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = server.kill();
+                let status = server.wait().ok();
+                let mut err = String::new();
+                if let Some(mut s) = server.stderr.take() {
+                    use std::io::Read;
+                    let _ = s.read_to_string(&mut err);
+                }
+                let detail = match (err.lines().next(), status) {
+                    (Some(line), _) => line.to_string(),
+                    (None, Some(st)) => format!("{e}; it ended with {st}"),
+                    (None, None) => e.to_string(),
+                };
+                return Err(ExecError::NoServer { program: name, detail });
+            }
+        };
+        // SAFETY: a read-only view of our own memfd; the server's children write it, and we
+        // only read it after the child that wrote it has ended (the server's answer says so).
+        let buffer = unsafe { memmap2::Mmap::map(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
+        Ok(Executor { program: name, server, to_server, from_server, buffer, hello, options })
+    }
+
+    pub fn hello(&self) -> &Hello {
+        &self.hello
+    }
+
+    /// Run one execution following `schedule`, then the default policy.
+    pub fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, ExecError> {
+        let lost = |e: proto::ProtocolError, program: &str| ExecError::ServerLost { program: program.to_string(), detail: e.to_string() };
+        let req = Request { schedule: schedule.iter().map(|t| t.0).collect(), timeout_ms: self.options.timeout.as_millis() as u64 };
+        let to_server = self.to_server.as_mut().expect("open until drop");
+        proto::send(to_server, &req).map_err(|e| lost(e, &self.program))?;
+        let resp: Response = proto::receive(&mut self.from_server).map_err(|e| lost(e, &self.program))?;
+        let raw = explore_buffer::read(&self.buffer)?;
+        if let Some(err) = raw.tool_error {
+            return Err(ExecError::Unsupported(err));
+        }
+        let outcome = match (resp.end, raw.outcome) {
+            (ProcessEnd::TimedOut, _) => Outcome::Timeout { millis: req.timeout_ms },
+            // A violation or deadlock the child reported stands; so does a signal it recorded.
+            (_, Some(o)) => o,
+            (ProcessEnd::Signaled(sig), None) => Outcome::Signal(sig),
+            (ProcessEnd::Exited(code), None) => {
+                return Err(ExecError::ServerLost { program: self.program.clone(), detail: format!("an execution ended (exit {code}) without reporting how") })
+            }
+        };
+        let h = &self.hello;
+        let trace = Trace {
+            program_id: h.program_id,
+            argv: h.argv.clone(),
+            sites: h.sites.clone(),
+            globals: h.globals.clone(),
+            threads: raw.threads,
+            events: raw.events,
+            steps: raw.steps,
+            outcome,
+        };
+        Ok(Execution { trace, output: resp.output, micros: resp.micros })
+    }
+
+    pub fn program(&self) -> PathBuf {
+        PathBuf::from(&self.program)
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        // Closing the request pipe ends the server's loop; make sure it is gone either way.
+        drop(self.to_server.take());
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.server.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
