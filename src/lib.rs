@@ -2,6 +2,7 @@
 //! traces for people. The binary (`main.rs`) only parses arguments and prints.
 
 pub mod demo;
+pub mod explore;
 pub mod record;
 pub mod replay;
 pub mod trace_view;

@@ -62,6 +62,26 @@ enum Command {
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
+    /// Run many controlled executions with random scheduling and report the distinct outcomes;
+    /// each violation, crash or deadlock is saved as a schedule file for `irs replay`.
+    /// Exit code: 0 nothing found, 1 violation/crash/deadlock, 2 error.
+    Explore {
+        /// How many executions.
+        #[arg(long)]
+        random: u64,
+        /// Seed of the random choices (execution i uses seed + i).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Per-execution time limit in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// Where to write schedule files.
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+        /// The program (built by `irs cc`) and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
     /// Read traces.
     Trace {
         #[command(subcommand)]
@@ -160,6 +180,36 @@ fn main() -> ExitCode {
                     ExitCode::from(irs::replay::exit_code(&run.trace.outcome))
                 }
                 Err(e) => fail(format_args!("replay: {e}")),
+            }
+        }
+        Command::Explore { random, seed, timeout, out_dir, command } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            if !(timeout > 0.0 && timeout.is_finite()) {
+                return fail("explore: --timeout must be a positive number of seconds");
+            }
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), ..Default::default() };
+            let started = std::time::Instant::now();
+            let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let report = irs::explore::explore_random(program, args, random, seed, options, &out_dir, |n| {
+                if tty && (n % 100 == 0 || n == random) {
+                    eprint!("\rirs explore: {n}/{random} executions, {:.0}/s", n as f64 / started.elapsed().as_secs_f64());
+                }
+            });
+            if tty {
+                eprintln!();
+            }
+            match report {
+                Ok(r) => {
+                    println!("{} executions in {:.2} s; {} distinct outcomes:", r.executions, started.elapsed().as_secs_f64(), r.classes.len());
+                    for c in &r.classes {
+                        println!("  {:>8}  {}", c.count, c.outcome);
+                        if let Some(f) = &c.schedule_file {
+                            println!("            reproduce: irs replay --schedule {} -- {}", f.display(), command.join(" "));
+                        }
+                    }
+                    ExitCode::from(if r.found_bug() { 1 } else { 0 })
+                }
+                Err(e) => fail(format_args!("explore: {e}")),
             }
         }
         Command::Trace { command: TraceCommand::Show { trace, by_thread } } => match shared_proto::Trace::read(&trace) {

@@ -228,7 +228,7 @@ fn child(
         // SAFETY: leaving the child.
         unsafe { libc::_exit(3) }
     };
-    scheduler::init(writer, req.schedule.clone(), stack_bytes);
+    scheduler::init(writer, req.schedule.clone(), req.random_seed, stack_bytes);
     thread_flag::set_active(true);
     let code = user_main(argc, argv, envp);
     scheduler::main_returned(code)

@@ -62,6 +62,16 @@ struct Scheduler {
     /// Set while a new thread runs to its first visible operation: its creator.
     booting_parent: Option<usize>,
     stack_bytes: usize,
+    /// splitmix64 state when choosing at random after the schedule.
+    random: Option<u64>,
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 struct Global(UnsafeCell<Option<Scheduler>>);
@@ -86,7 +96,7 @@ pub fn active() -> bool {
 }
 
 /// Set up the execution: the calling code (the program's `main`) becomes `T0`.
-pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, stack_bytes: usize) {
+pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, random_seed: Option<u64>, stack_bytes: usize) {
     let tls = StaticTls::of_executable();
     let mut s = Scheduler {
         threads: Vec::new(),
@@ -98,6 +108,7 @@ pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, stack_bytes: usiz
         tls,
         booting_parent: None,
         stack_bytes,
+        random: random_seed,
     };
     s.buffer.thread(0, None, 0);
     s.threads.push(LogicalThread {
@@ -174,8 +185,11 @@ fn decide(me: usize) {
                 }
                 req as usize
             }
-            None if enabled.contains(&me) => me,
-            None => enabled[0],
+            None => match s.random.as_mut() {
+                Some(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
+                None if enabled.contains(&me) => me,
+                None => enabled[0],
+            },
         };
         let ops: Vec<OpRecord> = enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")).collect();
         if !s.buffer.step(chosen as u32, &ops) {

@@ -181,8 +181,21 @@ impl Executor {
 
     /// Run one execution following `schedule`, then the default policy.
     pub fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, ExecError> {
+        self.run_with(schedule, None)
+    }
+
+    /// Run one execution following `schedule`, then random choices from `seed`.
+    pub fn run_random(&mut self, schedule: &[ThreadId], seed: u64) -> Result<Execution, ExecError> {
+        self.run_with(schedule, Some(seed))
+    }
+
+    fn run_with(&mut self, schedule: &[ThreadId], random_seed: Option<u64>) -> Result<Execution, ExecError> {
         let lost = |e: proto::ProtocolError, program: &str| ExecError::ServerLost { program: program.to_string(), detail: e.to_string() };
-        let req = Request { schedule: schedule.iter().map(|t| t.0).collect(), timeout_ms: self.options.timeout.as_millis() as u64 };
+        let req = Request {
+            schedule: schedule.iter().map(|t| t.0).collect(),
+            timeout_ms: self.options.timeout.as_millis() as u64,
+            random_seed,
+        };
         let to_server = self.to_server.as_mut().expect("open until drop");
         proto::send(to_server, &req).map_err(|e| lost(e, &self.program))?;
         let resp: Response = proto::receive(&mut self.from_server).map_err(|e| lost(e, &self.program))?;

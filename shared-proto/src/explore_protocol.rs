@@ -38,6 +38,9 @@ pub struct Request {
     pub schedule: Vec<u32>,
     /// Kill the execution after this long.
     pub timeout_ms: u64,
+    /// After the schedule, choose uniformly at random among the enabled threads (seeded)
+    /// instead of by the default policy.
+    pub random_seed: Option<u64>,
 }
 
 /// How the execution's process ended, as the fork server saw it.
@@ -99,7 +102,7 @@ mod tests {
     #[test]
     fn frames_round_trip_and_bad_frames_are_rejected() {
         let mut wire = Vec::new();
-        let req = Request { schedule: vec![0, 1, 1], timeout_ms: 10_000 };
+        let req = Request { schedule: vec![0, 1, 1], timeout_ms: 10_000, random_seed: Some(3) };
         send(&mut wire, &req).unwrap();
         assert_eq!(receive::<Request>(&mut wire.as_slice()).unwrap(), req);
         assert!(matches!(receive::<Request>(&mut &wire[..3]), Err(ProtocolError::Closed)));

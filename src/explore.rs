@@ -1,0 +1,68 @@
+//! `irs explore --random N --seed S`: run N executions with random scheduling and report the
+//! distinct outcomes; every violation, crash or deadlock gets a schedule file that `irs replay`
+//! reproduces (issue 3).
+
+use crate::replay::{executor, ReplayError};
+use irs_verifier::executor::Options;
+use irs_verifier::schedule;
+use shared_proto::Outcome;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One distinct outcome and how often it happened.
+pub struct OutcomeClass {
+    pub outcome: Outcome,
+    pub count: u64,
+    /// For bugs: the schedule file written for the first execution that ended this way.
+    pub schedule_file: Option<PathBuf>,
+}
+
+pub struct Report {
+    pub executions: u64,
+    pub classes: Vec<OutcomeClass>,
+}
+
+impl Report {
+    pub fn found_bug(&self) -> bool {
+        self.classes.iter().any(|c| c.outcome.is_bug())
+    }
+}
+
+/// The key outcomes are grouped by: a message with addresses in it still names one bug.
+fn class_key(o: &Outcome) -> String {
+    match o {
+        Outcome::Timeout { .. } => "timeout".into(),
+        other => other.to_string(),
+    }
+}
+
+pub fn explore_random(
+    program: &str,
+    args: &[String],
+    executions: u64,
+    seed: u64,
+    options: Options,
+    out_dir: &Path,
+    mut progress: impl FnMut(u64),
+) -> Result<Report, ReplayError> {
+    let mut ex = executor(program, args, options)?;
+    let mut classes: BTreeMap<String, OutcomeClass> = BTreeMap::new();
+    let stem = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "prog".into());
+    for i in 0..executions {
+        let run = ex.run_random(&[], seed.wrapping_add(i))?;
+        let key = class_key(run.outcome());
+        let n = classes.len();
+        let class = classes.entry(key).or_insert_with(|| OutcomeClass { outcome: run.outcome().clone(), count: 0, schedule_file: None });
+        class.count += 1;
+        if class.count == 1 && class.outcome.is_bug() {
+            let path = out_dir.join(format!("{stem}.bug{n}.schedule"));
+            std::fs::write(&path, schedule::format(&run.schedule())).map_err(|e| ReplayError::ScheduleFile {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            class.schedule_file = Some(path);
+        }
+        progress(i + 1);
+    }
+    Ok(Report { executions, classes: classes.into_values().collect() })
+}
