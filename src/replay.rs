@@ -52,6 +52,6 @@ pub fn exit_code(outcome: &shared_proto::Outcome) -> u8 {
     match outcome {
         Exit(_) => 0,
         Violation { .. } | Signal(_) | Deadlock { .. } => 1,
-        Infeasible { .. } | Timeout { .. } | Incomplete => 2,
+        Infeasible { .. } | Timeout { .. } | EventLimit { .. } | Incomplete => 2,
     }
 }

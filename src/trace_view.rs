@@ -21,7 +21,15 @@ pub fn table(trace: &Trace) -> String {
         let _ = writeln!(out, "# argv {}", trace.argv.join(" "));
     }
     let _ = writeln!(out, "{:>6}  {:<6} {:>5}  {:<13} {:<24} {:<20} {}", "#", "thread", "k", "kind", "object", "function", "location");
+    let mut steps = trace.steps.iter().peekable();
     for (i, e) in trace.events.iter().enumerate() {
+        // EXPLORE traces: the scheduling decision before the operation, when it had a choice.
+        if let Some(step) = steps.next_if(|s| s.first_event as usize == i) {
+            if step.enabled.len() > 1 {
+                let en: Vec<String> = step.enabled.iter().map(|p| p.tid.to_string()).collect();
+                let _ = writeln!(out, "{:>6}  -- enabled {}, chose {}", "", en.join(" "), step.chosen);
+            }
+        }
         let site = e.site.and_then(|s| sites.get(&s).copied());
         let mut object = trace.object_name(&sym, &e.object);
         if object == "-" {

@@ -9,15 +9,15 @@ use crate::program_info::ProgramInfo;
 use crate::scheduler;
 use crate::thread_flag;
 use shared_proto::explore_buffer::{BufferWriter, Capacity, ChildOutcome};
-use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, Response};
+use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, RequestView, MAX_OUTPUT};
 use std::ffi::{c_char, c_int, c_void};
 use std::fs::File;
+use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::time::Instant;
 
 type UserMain = extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
 
-const MAX_OUTPUT: usize = 64 * 1024;
 
 fn fail(msg: &str) -> ! {
     eprintln!("irs-runtime: {msg}");
@@ -53,25 +53,35 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
     // SAFETY: the descriptors were handed to us by the executor and are ours alone.
     let (mut input, mut output) = unsafe { (File::from_raw_fd(ctl_in), File::from_raw_fd(ctl_out)) };
     let info = ProgramInfo::of_this_process();
-    let hello = Hello { program_id: info.program_id, argv: args, sites: info.sites, globals: info.globals, problems: info.problems };
+    let hello = Hello { protocol: proto::PROTOCOL_VERSION, program_id: info.program_id, argv: args, sites: info.sites, globals: info.globals, problems: info.problems };
     if proto::send(&mut output, &hello).is_err() {
         std::process::exit(0);
     }
+    drop(hello);
+    // From here on the loop allocates nothing: every child is forked from the same heap, so a
+    // schedule sees the same addresses in every execution.
+    // SAFETY: the server is single-threaded; these buffers are used by this loop only.
+    let (req_buf, resp_buf) = unsafe { (&mut *std::ptr::addr_of_mut!(REQUEST), &mut *std::ptr::addr_of_mut!(RESPONSE)) };
     loop {
-        let req: Request = match proto::receive(&mut input) {
-            Ok(r) => r,
+        let n = match proto::read_frame_into(&mut input, req_buf) {
+            Ok(n) => n,
             Err(_) => std::process::exit(0),
         };
-        let resp = run_one(&req, argc, argv, envp, user_main, buffer, cap, stdin_fd, stack_bytes, (ctl_in, ctl_out));
-        if proto::send(&mut output, &resp).is_err() {
+        let Some(req) = proto::decode_request(&req_buf[..n]) else { std::process::exit(0) };
+        let len = run_one(&req, argc, argv, envp, user_main, buffer, cap, stdin_fd, stack_bytes, (ctl_in, ctl_out), resp_buf);
+        if output.write_all(&resp_buf[..len]).is_err() {
             std::process::exit(0);
         }
     }
 }
 
+static mut REQUEST: [u8; proto::MAX_REQUEST] = [0; proto::MAX_REQUEST];
+static mut RESPONSE: [u8; 4 + proto::MAX_RESPONSE] = [0; 4 + proto::MAX_RESPONSE];
+
+/// Run one execution; writes the response frame into `resp` and returns its length.
 #[allow(clippy::too_many_arguments)]
 fn run_one(
-    req: &Request,
+    req: &RequestView,
     argc: c_int,
     argv: *mut *mut c_char,
     envp: *mut *mut c_char,
@@ -81,7 +91,8 @@ fn run_one(
     stdin_fd: Option<c_int>,
     stack_bytes: usize,
     control: (c_int, c_int),
-) -> Response {
+    resp: &mut [u8],
+) -> usize {
     // SAFETY: a fresh anonymous file for this execution's output.
     let out_fd = unsafe { libc::memfd_create(c"irs-run-output".as_ptr(), 0) };
     let started = Instant::now();
@@ -92,9 +103,10 @@ fn run_one(
     }
     let end = if pid < 0 { ProcessEnd::Signaled(0) } else { wait(pid, req.timeout_ms) };
     let micros = started.elapsed().as_micros() as u64;
-    let mut out = vec![0u8; MAX_OUTPUT];
+    // SAFETY: single-threaded server; this buffer is used here only.
+    let out = unsafe { &mut *std::ptr::addr_of_mut!(OUTPUT) };
     let n = if out_fd >= 0 {
-        // SAFETY: reading back our own memfd, then closing it.
+        // SAFETY: reading back our own memfd into our buffer, then closing it.
         unsafe {
             let n = libc::pread(out_fd, out.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0);
             libc::close(out_fd);
@@ -103,9 +115,10 @@ fn run_one(
     } else {
         0
     };
-    out.truncate(n);
-    Response { end, output: out, micros }
+    proto::encode_response_into(resp, end, micros, &out[..n])
 }
+
+static mut OUTPUT: [u8; MAX_OUTPUT] = [0; MAX_OUTPUT];
 
 /// Wait for the execution, killing it when it outlives the time limit.
 fn wait(pid: libc::pid_t, timeout_ms: u64) -> ProcessEnd {
@@ -175,7 +188,7 @@ static mut ALT_STACK: [u8; 64 * 1024] = [0; 64 * 1024];
 
 #[allow(clippy::too_many_arguments)]
 fn child(
-    req: &Request,
+    req: &RequestView,
     argc: c_int,
     argv: *mut *mut c_char,
     envp: *mut *mut c_char,
@@ -228,7 +241,8 @@ fn child(
         // SAFETY: leaving the child.
         unsafe { libc::_exit(3) }
     };
-    scheduler::init(writer, req.schedule.clone(), req.random_seed, stack_bytes);
+    let schedule: Vec<u32> = (0..req.schedule_len()).map(|i| req.schedule_at(i)).collect();
+    scheduler::init(writer, schedule, req.random_seed, stack_bytes);
     thread_flag::set_active(true);
     let code = user_main(argc, argv, envp);
     scheduler::main_returned(code)

@@ -43,8 +43,11 @@ struct LogicalThread {
     tls: Box<[u8]>,
     errno: c_int,
     finished: bool,
-    /// The operation it waits to perform (`None` while it runs invisible code).
+    /// The operation it waits to perform, or performs now (`None` while it runs invisible code).
     pending: Option<OpRecord>,
+    /// Accesses opened while `pending` is being performed (the store of a memcpy whose load is
+    /// `pending`): part of the same operation, so no new scheduling decision.
+    nested: Vec<OpRecord>,
     next_k: u32,
     children: u32,
     start: Option<(StartRoutine, *mut c_void)>,
@@ -117,6 +120,7 @@ pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, random_seed: Opti
         errno: 0,
         finished: false,
         pending: None,
+        nested: Vec::new(),
         next_k: 0,
         children: 0,
         start: None,
@@ -201,7 +205,7 @@ fn decide(me: usize) {
     match next {
         Err(waits) => finish(ChildOutcome::Deadlock(&waits)),
         Ok(Err((step, requested, enabled_mask))) => finish(ChildOutcome::Infeasible { step, requested, enabled_mask }),
-        Ok(Ok(None)) => finish(ChildOutcome::Overflow("the execution has more steps than the explore buffer holds")),
+        Ok(Ok(None)) => finish(ChildOutcome::EventLimit),
         Ok(Ok(Some(chosen))) if chosen == me => {}
         Ok(Ok(Some(chosen))) => switch_to(chosen),
     }
@@ -231,11 +235,21 @@ fn switch_to(to: usize) {
 
 /// Wait until the calling thread may perform `op`.
 pub fn grant(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32) {
-    let (me, booting) = with(|s| {
+    let (me, booting, nested) = with(|s| {
         let me = s.current;
-        s.threads[me].pending = Some(OpRecord { tid: me as u32, kind, site, addr, size });
-        (me, s.booting_parent.take())
+        let op = OpRecord { tid: me as u32, kind, site, addr, size };
+        let th = &mut s.threads[me];
+        if th.pending.is_some() {
+            // Opened while its operation is being performed: part of that operation.
+            th.nested.push(op);
+            return (me, None, true);
+        }
+        th.pending = Some(op);
+        (me, s.booting_parent.take(), false)
     });
+    if nested {
+        return;
+    }
     match booting {
         // A new thread reached its first operation: back to its creator; it runs when chosen.
         Some(parent) => switch_to(parent),
@@ -245,16 +259,21 @@ pub fn grant(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32) {
 
 /// The calling thread performed its granted operation: record it as an event.
 pub fn done() -> EventKind {
-    with(|s| {
+    let (recorded, kind) = with(|s| {
         let me = s.current;
-        let op = s.threads[me].pending.take().expect("done without grant");
+        let th = &mut s.threads[me];
+        let op = th.pending.take().expect("done without grant");
+        if !th.nested.is_empty() {
+            th.pending = Some(th.nested.remove(0));
+        }
         let k = s.threads[me].next_k;
         s.threads[me].next_k += 1;
-        if !s.buffer.event(&op, k) {
-            s.buffer.outcome(ChildOutcome::Overflow("the execution has more events than the explore buffer holds"));
-        }
-        op.kind
-    })
+        (s.buffer.event(&op, k), op.kind)
+    });
+    if !recorded {
+        finish(ChildOutcome::EventLimit);
+    }
+    kind
 }
 
 pub fn current() -> u32 {
@@ -334,6 +353,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
             errno: 0,
             finished: false,
             pending: None,
+            nested: Vec::new(),
             next_k: 0,
             children: 0,
             start: Some((routine, arg)),

@@ -27,7 +27,7 @@ pub enum ExecError {
     Spawn { program: String, source: std::io::Error },
     #[error("{0}")]
     System(String),
-    #[error("{program} did not start as an irs fork server ({detail}); is it built by `irs cc`, and does it run at all?")]
+    #[error("{program} did not start as an irs fork server: {detail}")]
     NoServer { program: String, detail: String },
     #[error("the fork server of {program} stopped answering ({detail})")]
     ServerLost { program: String, detail: String },
@@ -151,7 +151,7 @@ impl Executor {
         drop((req_r, resp_w, stdin_file));
         let to_server = Some(File::from(req_w));
         let mut from_server = File::from(resp_r);
-        let hello: Hello = match proto::receive(&mut from_server) {
+        let hello: Hello = match proto::receive_hello(&mut from_server) {
             Ok(h) => h,
             Err(e) => {
                 let _ = server.kill();
@@ -162,8 +162,9 @@ impl Executor {
                     let _ = s.read_to_string(&mut err);
                 }
                 let detail = match (err.lines().next(), status) {
+                    _ if matches!(e, proto::ProtocolError::Malformed(_)) => e.to_string(),
                     (Some(line), _) => line.to_string(),
-                    (None, Some(st)) => format!("{e}; it ended with {st}"),
+                    (None, Some(st)) => format!("it ended ({st}) before saying hello; does it run at all?"),
                     (None, None) => e.to_string(),
                 };
                 return Err(ExecError::NoServer { program: name, detail });
@@ -197,8 +198,11 @@ impl Executor {
             random_seed,
         };
         let to_server = self.to_server.as_mut().expect("open until drop");
-        proto::send(to_server, &req).map_err(|e| lost(e, &self.program))?;
-        let resp: Response = proto::receive(&mut self.from_server).map_err(|e| lost(e, &self.program))?;
+        to_server.write_all(&proto::encode_request(&req)).map_err(|e| lost(e.into(), &self.program))?;
+        let mut body = vec![0u8; proto::MAX_RESPONSE];
+        let n = proto::read_frame_into(&mut self.from_server, &mut body).map_err(|e| lost(e, &self.program))?;
+        let resp: Response = proto::decode_response(&body[..n])
+            .ok_or_else(|| lost(proto::ProtocolError::Malformed("response".into()), &self.program))?;
         let raw = explore_buffer::read(&self.buffer)?;
         if let Some(err) = raw.tool_error {
             return Err(ExecError::Unsupported(err));

@@ -109,6 +109,9 @@ pub struct PendingOp {
 pub struct Step {
     pub chosen: ThreadId,
     pub enabled: Vec<PendingOp>,
+    /// Index in the trace's events of the first event of the chosen operation (an operation is
+    /// one event, except a memcpy between two shared objects: a load and a store).
+    pub first_event: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

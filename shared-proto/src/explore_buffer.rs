@@ -139,7 +139,8 @@ pub enum ChildOutcome<'m> {
     Signal(i32),
     Deadlock(&'m str),
     Infeasible { step: u32, requested: u32, enabled_mask: u64 },
-    Overflow(&'m str),
+    /// The buffer is full: the execution is longer than one may be.
+    EventLimit,
     Unsupported(&'m str),
 }
 
@@ -200,6 +201,7 @@ impl<'a> BufferWriter<'a> {
         put32(self.b, at, chosen);
         put32(self.b, at + 4, ne);
         put32(self.b, at + 8, enabled.len() as u32);
+        put32(self.b, at + 12, get32(self.b, N_EVENTS));
         for (i, op) in enabled.iter().enumerate() {
             op.put(self.b, self.enabled_at() + (ne as usize + i) * ENABLED, 0);
         }
@@ -225,15 +227,12 @@ impl<'a> BufferWriter<'a> {
                 (code::VIOLATION, crate::abi::violation_code(kind) as i32)
             }
             ChildOutcome::Signal(s) => (code::SIGNAL, s),
-            ChildOutcome::Deadlock(m) | ChildOutcome::Overflow(m) | ChildOutcome::Unsupported(m) => {
+            ChildOutcome::Deadlock(m) | ChildOutcome::Unsupported(m) => {
                 message(m);
-                let c = match o {
-                    ChildOutcome::Deadlock(_) => code::DEADLOCK,
-                    ChildOutcome::Overflow(_) => code::OVERFLOW,
-                    _ => code::UNSUPPORTED,
-                };
+                let c = if matches!(o, ChildOutcome::Deadlock(_)) { code::DEADLOCK } else { code::UNSUPPORTED };
                 (c, 0)
             }
+            ChildOutcome::EventLimit => (code::OVERFLOW, 0),
             ChildOutcome::Infeasible { step, requested, enabled_mask } => {
                 put32(self.b, INFEASIBLE_STEP, step);
                 put32(self.b, INFEASIBLE_THREAD, requested);
@@ -309,7 +308,10 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
     let mut steps = Vec::with_capacity(ns as usize);
     for i in 0..ns as usize {
         let at = steps_at + i * STEP;
-        let (chosen, first, n) = (get32(b, at), get32(b, at + 4), get32(b, at + 8));
+        let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
+        if first_event > ne || steps.last().is_some_and(|p: &Step| p.first_event >= first_event) {
+            return Err(corrupt(format!("step {i}: its first event is out of order")));
+        }
         if first.checked_add(n).is_none_or(|end| end > nen) {
             return Err(corrupt(format!("step {i}: enabled records out of range")));
         }
@@ -319,7 +321,7 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
             valid_tid(op.tid)?;
             enabled.push(op.pending());
         }
-        steps.push(Step { chosen: valid_tid(chosen)?, enabled });
+        steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
     }
     let message = || {
         let n = (get32(b, MESSAGE_BYTES) as usize).min(MESSAGE_LEN);
@@ -341,7 +343,8 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
             requested: ThreadId(get32(b, INFEASIBLE_THREAD)),
             enabled: mask_threads(get64(b, INFEASIBLE_ENABLED)),
         }),
-        code::OVERFLOW | code::UNSUPPORTED => {
+        code::OVERFLOW => Some(Outcome::EventLimit { events: ne }),
+        code::UNSUPPORTED => {
             tool_error = Some(message());
             None
         }

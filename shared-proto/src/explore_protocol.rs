@@ -20,9 +20,16 @@ pub const ENV_STACK_KB: &str = "IRS_STACK_KB";
 
 const MAX_MESSAGE: u32 = 64 << 20;
 
+/// Bumped whenever a message or the explore buffer changes shape: a program built by another
+/// irs is refused with a clear message instead of being misread.
+pub const PROTOCOL_VERSION: u32 = 2;
+
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hello {
+    /// [`PROTOCOL_VERSION`] of the runtime the program was linked with. First, so that it
+    /// decodes whatever follows.
+    pub protocol: u32,
     pub program_id: ProgramId,
     pub argv: Vec<String>,
     pub sites: Vec<(SiteId, SiteInfo)>,
@@ -31,8 +38,10 @@ pub struct Hello {
     pub problems: Vec<String>,
 }
 
-/// Run one execution.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Run one execution. Requests and responses have a fixed binary encoding that the fork server
+/// reads and writes without allocating: its heap must look the same at every fork, so that
+/// every execution of a schedule sees the same addresses (see `encode_request`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
     /// Thread ids to follow, one per scheduling decision; then the default policy.
     pub schedule: Vec<u32>,
@@ -44,14 +53,14 @@ pub struct Request {
 }
 
 /// How the execution's process ended, as the fork server saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcessEnd {
     Exited(i32),
     Signaled(i32),
     TimedOut,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
     pub end: ProcessEnd,
     /// What the execution printed on stdout and stderr (at most 64 KiB).
@@ -95,20 +104,179 @@ pub fn receive<T: DeserializeOwned>(r: &mut impl Read) -> Result<T, ProtocolErro
     crate::codec::decode(&body).map_err(|e| ProtocolError::Malformed(e.to_string()))
 }
 
+/// Receive the fork server's [`Hello`], refusing one of another protocol version with a
+/// message that says what to do.
+pub fn receive_hello(r: &mut impl Read) -> Result<Hello, ProtocolError> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(ProtocolError::Closed),
+        other => other?,
+    }
+    let len = u32::from_le_bytes(len);
+    if !(4..=MAX_MESSAGE).contains(&len) {
+        return Err(ProtocolError::Malformed(format!("{len}-byte hello")));
+    }
+    let mut body = vec![0u8; len as usize];
+    r.read_exact(&mut body)?;
+    let version = u32::from_le_bytes(body[..4].try_into().unwrap());
+    if version != PROTOCOL_VERSION {
+        return Err(ProtocolError::Malformed(format!(
+            "it was linked with an irs runtime of another version (protocol {version}, this irs speaks {PROTOCOL_VERSION}); rebuild it with this `irs cc`"
+        )));
+    }
+    crate::codec::decode(&body).map_err(|e| ProtocolError::Malformed(e.to_string()))
+}
+
+/// The longest schedule a request can carry.
+pub const MAX_SCHEDULE: usize = 1 << 16;
+/// Bytes of a request frame's body at most.
+pub const MAX_REQUEST: usize = 24 + 4 * MAX_SCHEDULE;
+/// Output kept per execution.
+pub const MAX_OUTPUT: usize = 64 * 1024;
+/// Bytes of a response frame's body at most.
+pub const MAX_RESPONSE: usize = 24 + MAX_OUTPUT;
+
+const REQUEST_MAGIC: u32 = u32::from_le_bytes(*b"IRSQ");
+const RESPONSE_MAGIC: u32 = u32::from_le_bytes(*b"IRSR");
+
+fn rd32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+fn rd64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// A request frame (length prefix included), for the executor.
+pub fn encode_request(r: &Request) -> Vec<u8> {
+    let mut body = Vec::with_capacity(24 + 4 * r.schedule.len());
+    body.extend_from_slice(&REQUEST_MAGIC.to_le_bytes());
+    body.extend_from_slice(&r.timeout_ms.to_le_bytes());
+    body.extend_from_slice(&(r.random_seed.is_some() as u32).to_le_bytes());
+    body.extend_from_slice(&r.random_seed.unwrap_or(0).to_le_bytes());
+    body.extend_from_slice(&(r.schedule.len() as u32).to_le_bytes());
+    for t in &r.schedule {
+        body.extend_from_slice(&t.to_le_bytes());
+    }
+    let mut frame = (body.len() as u32).to_le_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// A decoded request whose schedule stays in the caller's buffer (no allocation).
+pub struct RequestView<'a> {
+    pub timeout_ms: u64,
+    pub random_seed: Option<u64>,
+    body: &'a [u8],
+    len: usize,
+}
+
+impl RequestView<'_> {
+    pub fn schedule_len(&self) -> usize {
+        self.len
+    }
+    pub fn schedule_at(&self, i: usize) -> u32 {
+        rd32(self.body, 28 + 4 * i).expect("checked by decode_request")
+    }
+}
+
+/// Decode a request body (after its length prefix) without allocating.
+pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
+    if rd32(body, 0)? != REQUEST_MAGIC {
+        return None;
+    }
+    let n = rd32(body, 24)? as usize;
+    if n > MAX_SCHEDULE || body.len() != 28 + 4 * n {
+        return None;
+    }
+    let seeded = rd32(body, 12)? != 0;
+    Some(RequestView { timeout_ms: rd64(body, 4)?, random_seed: seeded.then(|| rd64(body, 16)).flatten(), body, len: n })
+}
+
+/// Write a response frame (length prefix included) into `buf` without allocating; returns its
+/// length. `buf` must hold `4 + MAX_RESPONSE` bytes; output beyond MAX_OUTPUT is cut.
+pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, output: &[u8]) -> usize {
+    let out = &output[..output.len().min(MAX_OUTPUT)];
+    let (kind, value) = match end {
+        ProcessEnd::Exited(c) => (0u32, c),
+        ProcessEnd::Signaled(s) => (1, s),
+        ProcessEnd::TimedOut => (2, 0),
+    };
+    let body_len = 24 + out.len();
+    buf[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
+    buf[4..8].copy_from_slice(&RESPONSE_MAGIC.to_le_bytes());
+    buf[8..12].copy_from_slice(&kind.to_le_bytes());
+    buf[12..16].copy_from_slice(&value.to_le_bytes());
+    buf[16..24].copy_from_slice(&micros.to_le_bytes());
+    buf[24..28].copy_from_slice(&(out.len() as u32).to_le_bytes());
+    buf[28..28 + out.len()].copy_from_slice(out);
+    4 + body_len
+}
+
+pub fn decode_response(body: &[u8]) -> Option<Response> {
+    if rd32(body, 0)? != RESPONSE_MAGIC {
+        return None;
+    }
+    let value = rd32(body, 8)? as i32;
+    let end = match rd32(body, 4)? {
+        0 => ProcessEnd::Exited(value),
+        1 => ProcessEnd::Signaled(value),
+        2 => ProcessEnd::TimedOut,
+        _ => return None,
+    };
+    let n = rd32(body, 20)? as usize;
+    if n > MAX_OUTPUT || body.len() != 24 + n {
+        return None;
+    }
+    Some(Response { end, micros: rd64(body, 12)?, output: body[24..].to_vec() })
+}
+
+/// Read one frame's body into `buf` (no allocation); its length.
+pub fn read_frame_into(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, ProtocolError> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(ProtocolError::Closed),
+        other => other?,
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > buf.len() {
+        return Err(ProtocolError::Malformed(String::new()));
+    }
+    r.read_exact(&mut buf[..len])?;
+    Ok(len)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn frames_round_trip_and_bad_frames_are_rejected() {
+    fn bincode_frames_round_trip_and_bad_frames_are_rejected() {
         let mut wire = Vec::new();
-        let req = Request { schedule: vec![0, 1, 1], timeout_ms: 10_000, random_seed: Some(3) };
-        send(&mut wire, &req).unwrap();
-        assert_eq!(receive::<Request>(&mut wire.as_slice()).unwrap(), req);
-        assert!(matches!(receive::<Request>(&mut &wire[..3]), Err(ProtocolError::Closed)));
-        assert!(matches!(receive::<Request>(&mut &[0xff, 0xff, 0xff, 0xff][..]), Err(ProtocolError::Malformed(_))));
+        let msg = vec![1u32, 2, 3];
+        send(&mut wire, &msg).unwrap();
+        assert_eq!(receive::<Vec<u32>>(&mut wire.as_slice()).unwrap(), msg);
+        assert!(matches!(receive::<Vec<u32>>(&mut &wire[..3]), Err(ProtocolError::Closed)));
+        assert!(matches!(receive::<Vec<u32>>(&mut &[0xff, 0xff, 0xff, 0xff][..]), Err(ProtocolError::Malformed(_))));
         let mut short = wire.clone();
         short.truncate(wire.len() - 1);
-        assert!(receive::<Request>(&mut short.as_slice()).is_err());
+        assert!(receive::<Vec<u32>>(&mut short.as_slice()).is_err());
+    }
+
+    #[test]
+    fn fixed_frames_round_trip_without_allocation_on_the_server_side() {
+        let req = Request { schedule: vec![0, 1, 1, 2], timeout_ms: 10_000, random_seed: Some(3) };
+        let frame = encode_request(&req);
+        let mut buf = vec![0u8; MAX_REQUEST];
+        let n = read_frame_into(&mut frame.as_slice(), &mut buf).unwrap();
+        let v = decode_request(&buf[..n]).unwrap();
+        assert_eq!((v.timeout_ms, v.random_seed, v.schedule_len()), (10_000, Some(3), 4));
+        assert_eq!((0..4).map(|i| v.schedule_at(i)).collect::<Vec<_>>(), req.schedule);
+        assert!(decode_request(&buf[..n - 1]).is_none());
+
+        let mut out = vec![0u8; 4 + MAX_RESPONSE];
+        let len = encode_response_into(&mut out, ProcessEnd::Signaled(11), 42, b"hello");
+        let n = read_frame_into(&mut &out[..len], &mut buf).unwrap();
+        assert_eq!(decode_response(&buf[..n]).unwrap(), Response { end: ProcessEnd::Signaled(11), micros: 42, output: b"hello".to_vec() });
+        assert!(decode_response(&buf[..n - 1]).is_none());
     }
 }

@@ -1,0 +1,190 @@
+//! Controlled execution end to end (issue 3): the real fork server of real instrumented
+//! programs, driven by the executor.
+
+mod common;
+
+use common::*;
+use irs_verifier::executor::{Executor, Options};
+use shared_proto::{Outcome, ThreadId};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn build(dir: &Path, name: &str, src: &str) -> PathBuf {
+    std::fs::write(dir.join(format!("{name}.c")), src).unwrap();
+    irs_cc(dir, &["-O1", "-pthread", "-o", name, &format!("{name}.c")]).unwrap();
+    dir.join(name)
+}
+
+fn executor(exe: &Path, options: Options) -> Executor {
+    Executor::start(exe, &[], options).unwrap()
+}
+
+/// Same schedule, same trace: every corpus program, 200 runs of its default schedule and 20
+/// replays of a random one.
+#[test]
+fn same_schedule_same_trace_for_every_corpus_program() {
+    let dir = scratch("explore/determinism");
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/programs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    programs.sort();
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for chunk in programs.chunks(programs.len().div_ceil(2)) {
+            let (dir, failures) = (&dir, &failures);
+            s.spawn(move || {
+                for src in chunk {
+                    let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+                    let expect = std::fs::read_to_string(src.with_extension("expect")).unwrap();
+                    let field = |k: &str| expect.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.split(" #").next().unwrap().trim().to_string());
+                    let args: Vec<String> = field("args:").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default();
+                    let stdin = field("stdin:").map(|s| format!("{}\n", s.replace("\\n", "\n"))).unwrap_or_default();
+                    let exe = dir.join(&name);
+                    irs_cc(dir, &["-O2", "-pthread", "-w", "-o", exe.to_str().unwrap(), src.to_str().unwrap()]).unwrap();
+                    let mut ex = Executor::start(&exe, &args, Options { stdin: stdin.into_bytes(), ..Default::default() }).unwrap();
+                    let first = ex.run(&[]).unwrap();
+                    for i in 0..200 {
+                        let again = ex.run(&[]).unwrap();
+                        if again.trace != first.trace || again.output != first.output {
+                            failures.lock().unwrap().push(format!("{name}: default run {i} differs"));
+                            break;
+                        }
+                    }
+                    let random = ex.run_random(&[], 99).unwrap();
+                    for _ in 0..20 {
+                        if ex.run(&random.schedule()).unwrap().trace != random.trace {
+                            failures.lock().unwrap().push(format!("{name}: a random schedule does not replay"));
+                            break;
+                        }
+                    }
+                    // The steps are the decisions: each names the first event of the operation it
+                    // chose, which is the chosen thread's pending operation among the enabled ones.
+                    let t = &first.trace;
+                    for step in &t.steps {
+                        let ok = match t.events.get(step.first_event as usize) {
+                            Some(ev) => step.chosen == ev.tid && step.enabled.iter().any(|p| {
+                                // A trylock is pending as `trylock` and may happen as `trylock-fail`.
+                                let kind_ok = p.kind == ev.kind || (p.kind == shared_proto::EventKind::TryLock && ev.kind == shared_proto::EventKind::TryLockFail);
+                                p.tid == ev.tid && kind_ok && p.site == ev.site
+                            }),
+                            None => step.first_event as usize == t.events.len(), // cut off by the end
+                        };
+                        if !ok {
+                            failures.lock().unwrap().push(format!("{name}: step {step:?} does not match its event"));
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{}", f.join("\n"));
+}
+
+const RACE: &str = r#"
+#include <assert.h>
+#include <pthread.h>
+int x;
+void *t(void *a) { int v = x; x = v + 1; return a; }
+int main(void) {
+  pthread_t a, b;
+  pthread_create(&a, 0, t, 0);
+  pthread_create(&b, 0, t, 0);
+  pthread_join(a, 0);
+  pthread_join(b, 0);
+  assert(x == 2);
+  return 0;
+}
+"#;
+
+#[test]
+fn violations_are_found_and_their_schedules_reproduce_them() {
+    let dir = scratch("explore/violation");
+    let exe = build(&dir, "race", RACE);
+    let mut ex = executor(&exe, Options::default());
+    // The default schedule runs each thread to its end: no lost update.
+    let default = ex.run(&[]).unwrap();
+    assert_eq!(default.trace.outcome, Outcome::Exit(0));
+    // Preempt T1 between its load and its store: T0 creates T1 and T2, T1 loads, T2 runs.
+    let s: Vec<ThreadId> = [0, 0, 1, 2, 2, 2, 1, 1].iter().map(|&t| ThreadId(t)).collect();
+    let bad = ex.run(&s).unwrap();
+    assert!(matches!(&bad.trace.outcome, Outcome::Violation { message, .. } if message.contains("x == 2")), "{:?}", bad.trace.outcome);
+    let again = ex.run(&bad.schedule()).unwrap();
+    assert_eq!(again.trace, bad.trace);
+    // The CLI: explore finds it, writes a schedule, replay reproduces it (exit code 1).
+    let out = run(Command::new(irs()).args(["explore", "--random", "300", "--seed", "3", "--out-dir"]).arg(&dir).arg("--").arg(&exe), None, T).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}{}", out.stdout, out.stderr);
+    let file = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "schedule")).expect("a schedule file");
+    let rep = run(Command::new(irs()).arg("replay").arg("--schedule").arg(&file).arg("--").arg(&exe), None, T).unwrap();
+    assert_eq!(rep.status.code(), Some(1));
+    assert!(rep.stdout.contains("outcome: violation assert"), "{}", rep.stdout);
+}
+
+#[test]
+fn infeasible_schedules_are_detected() {
+    let dir = scratch("explore/infeasible");
+    let exe = build(&dir, "race", RACE);
+    let mut ex = executor(&exe, Options::default());
+    let r = ex.run(&[ThreadId(0), ThreadId(5)]).unwrap();
+    // After T0 created T1, both can move.
+    assert_eq!(r.trace.outcome, Outcome::Infeasible { step: 1, requested: ThreadId(5), enabled: vec![ThreadId(0), ThreadId(1)] });
+    // After creating both threads T0 waits in a join, which is not enabled yet.
+    let r = ex.run(&[ThreadId(0), ThreadId(0), ThreadId(0)]).unwrap();
+    assert!(matches!(r.trace.outcome, Outcome::Infeasible { step: 2, requested: ThreadId(0), .. }), "{:?}", r.trace.outcome);
+    let out = run(Command::new(irs()).arg("replay").arg("--schedule").arg("/dev/null").arg("--").arg(&exe), None, T).unwrap();
+    assert_eq!(out.status.code(), Some(0), "an empty schedule is the default policy");
+}
+
+#[test]
+fn crashes_deadlocks_and_timeouts_are_reported_with_reproducing_schedules() {
+    let dir = scratch("explore/outcomes");
+    let crash = build(&dir, "crash", "#include <pthread.h>\nint *volatile p; int g;\nvoid *t(void *a) { g = 1; *p = 1; return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");
+    let mut ex = executor(&crash, Options::default());
+    let r = ex.run(&[]).unwrap();
+    assert_eq!(r.trace.outcome, Outcome::Signal(11));
+    assert_eq!(ex.run(&r.schedule()).unwrap().trace, r.trace);
+    // The server survives its children's crashes.
+    assert_eq!(ex.run(&[]).unwrap().trace.outcome, Outcome::Signal(11));
+
+    let deadlock = build(
+        &dir,
+        "deadlock",
+        r#"#include <pthread.h>
+pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+void *t1(void *x) { pthread_mutex_lock(&a); pthread_mutex_lock(&b); pthread_mutex_unlock(&b); pthread_mutex_unlock(&a); return x; }
+void *t2(void *x) { pthread_mutex_lock(&b); pthread_mutex_lock(&a); pthread_mutex_unlock(&a); pthread_mutex_unlock(&b); return x; }
+int main(void) { pthread_t x, y; pthread_create(&x, 0, t1, 0); pthread_create(&y, 0, t2, 0); pthread_join(x, 0); pthread_join(y, 0); return 0; }
+"#,
+    );
+    let mut ex = executor(&deadlock, Options::default());
+    assert_eq!(ex.run(&[]).unwrap().trace.outcome, Outcome::Exit(0));
+    // T0 creates both, T1 locks a, T2 locks b: then nobody can move.
+    let s: Vec<ThreadId> = [0, 0, 1, 2].iter().map(|&t| ThreadId(t)).collect();
+    let r = ex.run(&s).unwrap();
+    match &r.trace.outcome {
+        Outcome::Deadlock { waiting } => {
+            assert_eq!(waiting.len(), 3, "{waiting:?}");
+            assert!(waiting[0].starts_with("T0 waits to join T1"), "{waiting:?}");
+            assert!(waiting[1].contains("T1 waits for mutex") && waiting[1].contains("held by T2"), "{waiting:?}");
+        }
+        o => panic!("expected a deadlock, got {o:?}"),
+    }
+    assert_eq!(ex.run(&r.schedule()).unwrap().trace, r.trace);
+
+    // A thread spinning on shared memory reaches the event limit; one spinning on its own
+    // registers runs into the time limit.
+    let spin = build(&dir, "spin", "#include <pthread.h>\nvolatile int stop;\nvoid *t(void *a) { while (!stop) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");
+    let mut ex = executor(&spin, Options::default());
+    assert!(matches!(ex.run(&[]).unwrap().trace.outcome, Outcome::EventLimit { .. }));
+    let forever = build(&dir, "forever", "#include <pthread.h>\nvoid *t(void *a) { for (volatile long i = 0;; i++) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");
+    let mut ex = executor(&forever, Options { timeout: Duration::from_millis(300), ..Default::default() });
+    let r = ex.run(&[]).unwrap();
+    assert_eq!(r.trace.outcome, Outcome::Timeout { millis: 300 });
+    // ... and the server still works afterwards.
+    assert_eq!(ex.run(&[]).unwrap().trace.outcome, Outcome::Timeout { millis: 300 });
+}
+
