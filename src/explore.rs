@@ -20,6 +20,23 @@ pub struct OutcomeClass {
 pub struct Report {
     pub executions: u64,
     pub classes: Vec<OutcomeClass>,
+    /// Summed over executions, in microseconds: the whole round trip, the execution's process
+    /// (fork to end) and the fork call in the server.
+    pub total_micros: u64,
+    pub child_micros: u64,
+    pub fork_micros: u64,
+}
+
+impl Report {
+    /// `(fork, run, transfer)` per execution in microseconds: the fork call, the rest of the
+    /// execution's process, and everything else (request, response, decoding the buffer).
+    pub fn split(&self) -> (f64, f64, f64) {
+        let n = self.executions.max(1) as f64;
+        let fork = self.fork_micros as f64 / n;
+        let run = (self.child_micros.saturating_sub(self.fork_micros)) as f64 / n;
+        let transfer = (self.total_micros.saturating_sub(self.child_micros)) as f64 / n;
+        (fork, run, transfer)
+    }
 }
 
 impl Report {
@@ -47,9 +64,13 @@ pub fn explore_random(
 ) -> Result<Report, ReplayError> {
     let mut ex = executor(program, args, options)?;
     let mut classes: BTreeMap<String, OutcomeClass> = BTreeMap::new();
+    let (mut total_micros, mut child_micros, mut fork_micros) = (0, 0, 0);
     let stem = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "prog".into());
     for i in 0..executions {
         let run = ex.run_random(&[], seed.wrapping_add(i))?;
+        total_micros += run.total_micros;
+        child_micros += run.micros;
+        fork_micros += run.fork_micros;
         let key = class_key(run.outcome());
         let n = classes.len();
         let class = classes.entry(key).or_insert_with(|| OutcomeClass { outcome: run.outcome().clone(), count: 0, schedule_file: None });
@@ -64,5 +85,5 @@ pub fn explore_random(
         }
         progress(i + 1);
     }
-    Ok(Report { executions, classes: classes.into_values().collect() })
+    Ok(Report { executions, classes: classes.into_values().collect(), total_micros, child_micros, fork_micros })
 }

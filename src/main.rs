@@ -200,7 +200,14 @@ fn main() -> ExitCode {
             }
             match report {
                 Ok(r) => {
-                    println!("{} executions in {:.2} s; {} distinct outcomes:", r.executions, started.elapsed().as_secs_f64(), r.classes.len());
+                    let secs = started.elapsed().as_secs_f64();
+                    let (fork, run, transfer) = r.split();
+                    println!(
+                        "{} executions in {secs:.2} s ({:.0}/s; per execution: fork {fork:.1} µs, run {run:.1} µs, transfer {transfer:.1} µs); {} distinct outcomes:",
+                        r.executions,
+                        r.executions as f64 / secs,
+                        r.classes.len()
+                    );
                     for c in &r.classes {
                         println!("  {:>8}  {}", c.count, c.outcome);
                         if let Some(f) = &c.schedule_file {

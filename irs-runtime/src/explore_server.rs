@@ -7,6 +7,7 @@
 
 use crate::program_info::ProgramInfo;
 use crate::scheduler;
+use crate::fiber_tls::StaticTls;
 use crate::thread_flag;
 use shared_proto::explore_buffer::{BufferWriter, Capacity, ChildOutcome};
 use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, RequestView, MAX_OUTPUT};
@@ -58,6 +59,7 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
         std::process::exit(0);
     }
     drop(hello);
+    let setup = Setup::once(stdin_fd);
     // From here on the loop allocates nothing: every child is forked from the same heap, so a
     // schedule sees the same addresses in every execution.
     // SAFETY: the server is single-threaded; these buffers are used by this loop only.
@@ -68,7 +70,7 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
             Err(_) => std::process::exit(0),
         };
         let Some(req) = proto::decode_request(&req_buf[..n]) else { std::process::exit(0) };
-        let len = run_one(&req, argc, argv, envp, user_main, buffer, cap, stdin_fd, stack_bytes, (ctl_in, ctl_out), resp_buf);
+        let len = run_one(&req, argc, argv, envp, user_main, buffer, cap, &setup, stack_bytes, (ctl_in, ctl_out), resp_buf);
         if output.write_all(&resp_buf[..len]).is_err() {
             std::process::exit(0);
         }
@@ -88,34 +90,31 @@ fn run_one(
     user_main: UserMain,
     buffer: *mut u8,
     cap: Capacity,
-    stdin_fd: Option<c_int>,
+    setup: &Setup,
     stack_bytes: usize,
     control: (c_int, c_int),
     resp: &mut [u8],
 ) -> usize {
-    // SAFETY: a fresh anonymous file for this execution's output.
-    let out_fd = unsafe { libc::memfd_create(c"irs-run-output".as_ptr(), 0) };
+    let out_fd = setup.output;
+    // SAFETY: emptying the reused output file for this execution.
+    unsafe {
+        libc::ftruncate(out_fd, 0);
+        libc::lseek(out_fd, 0, libc::SEEK_SET);
+    }
     let started = Instant::now();
     // SAFETY: the server is single-threaded here (no user code has run), so fork is safe.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        child(req, argc, argv, envp, user_main, buffer, cap, stdin_fd, stack_bytes, control, out_fd);
+        child(req, argc, argv, envp, user_main, buffer, cap, setup, stack_bytes, control);
     }
+    let fork_micros = started.elapsed().as_micros() as u64;
     let end = if pid < 0 { ProcessEnd::Signaled(0) } else { wait(pid, req.timeout_ms) };
     let micros = started.elapsed().as_micros() as u64;
     // SAFETY: single-threaded server; this buffer is used here only.
     let out = unsafe { &mut *std::ptr::addr_of_mut!(OUTPUT) };
-    let n = if out_fd >= 0 {
-        // SAFETY: reading back our own memfd into our buffer, then closing it.
-        unsafe {
-            let n = libc::pread(out_fd, out.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0);
-            libc::close(out_fd);
-            n.max(0) as usize
-        }
-    } else {
-        0
-    };
-    proto::encode_response_into(resp, end, micros, &out[..n])
+    // SAFETY: reading back our own memfd into our buffer.
+    let n = unsafe { libc::pread(out_fd, out.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0) }.max(0) as usize;
+    proto::encode_response_into(resp, end, micros, fork_micros, &out[..n])
 }
 
 static mut OUTPUT: [u8; MAX_OUTPUT] = [0; MAX_OUTPUT];
@@ -172,7 +171,9 @@ extern "C" {
 }
 
 extern "C" fn child_exit(status: c_int, _arg: *mut c_void) {
-    scheduler::finish(ChildOutcome::Exit(status));
+    if scheduler::active() {
+        scheduler::finish(ChildOutcome::Exit(status));
+    }
 }
 
 extern "C" fn child_crash(sig: c_int) {
@@ -186,6 +187,41 @@ extern "C" fn child_crash(sig: c_int) {
 
 static mut ALT_STACK: [u8; 64 * 1024] = [0; 64 * 1024];
 
+/// What every execution needs and survives `fork`: set up once in the server, so a child does
+/// as little as possible (each syscall and page it touches costs every execution).
+struct Setup {
+    /// The file every execution's stdout and stderr go to, emptied before each execution.
+    output: c_int,
+    /// What every execution reads as stdin (re-opened per execution to start at its beginning).
+    stdin_fd: Option<c_int>,
+    dev_null: c_int,
+    tls: Option<StaticTls>,
+}
+
+impl Setup {
+    fn once(stdin_fd: Option<c_int>) -> Setup {
+        // SAFETY: process-wide setup in the single-threaded server, before any fork. Handlers,
+        // the alternate stack and on_exit registrations are inherited by every child; in the
+        // server itself they do nothing (no execution is active there).
+        unsafe {
+            let ss = libc::stack_t { ss_sp: std::ptr::addr_of_mut!(ALT_STACK) as *mut c_void, ss_flags: 0, ss_size: 64 * 1024 };
+            libc::sigaltstack(&ss, std::ptr::null_mut());
+            for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGABRT] {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = child_crash as *const () as usize;
+                sa.sa_flags = libc::SA_ONSTACK | libc::SA_NODEFER;
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+            on_exit(child_exit, std::ptr::null_mut());
+            let output = libc::memfd_create(c"irs-run-output".as_ptr(), libc::MFD_CLOEXEC);
+            if output < 0 {
+                fail("cannot create the output file of executions");
+            }
+            Setup { output, stdin_fd, dev_null: libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC), tls: StaticTls::of_executable() }
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn child(
     req: &RequestView,
@@ -195,44 +231,35 @@ fn child(
     user_main: UserMain,
     buffer: *mut u8,
     cap: Capacity,
-    stdin_fd: Option<c_int>,
+    setup: &Setup,
     stack_bytes: usize,
     control: (c_int, c_int),
-    out_fd: c_int,
 ) -> ! {
-    // SAFETY: setting up the freshly forked child's descriptors and signal handling before any
-    // user code runs; only this thread exists.
+    // SAFETY: setting up the freshly forked child's descriptors before any user code runs;
+    // only this thread exists.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         libc::close(control.0);
         libc::close(control.1);
-        if out_fd >= 0 {
-            libc::dup2(out_fd, 1);
-            libc::dup2(out_fd, 2);
-            libc::close(out_fd);
-        }
+        libc::dup2(setup.output, 1);
+        libc::dup2(setup.output, 2);
         // Every execution reads its stdin from the start: a new open file description.
-        let input = match stdin_fd {
-            Some(fd) => libc::open(format!("/proc/self/fd/{fd}\0").as_ptr() as *const c_char, libc::O_RDONLY),
-            None => libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY),
-        };
-        if input >= 0 {
-            libc::dup2(input, 0);
-            libc::close(input);
+        match setup.stdin_fd {
+            Some(fd) => {
+                let mut path = *b"/proc/self/fd/0000000000\0";
+                let digits = fd.to_string();
+                path[14..14 + digits.len()].copy_from_slice(digits.as_bytes());
+                path[14 + digits.len()] = 0;
+                let input = libc::open(path.as_ptr() as *const c_char, libc::O_RDONLY);
+                if input >= 0 {
+                    libc::dup2(input, 0);
+                    libc::close(input);
+                }
+            }
+            None => {
+                libc::dup2(setup.dev_null, 0);
+            }
         }
-        let ss = libc::stack_t {
-            ss_sp: std::ptr::addr_of_mut!(ALT_STACK) as *mut c_void,
-            ss_flags: 0,
-            ss_size: 64 * 1024,
-        };
-        libc::sigaltstack(&ss, std::ptr::null_mut());
-        for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGABRT] {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = child_crash as *const () as usize;
-            sa.sa_flags = libc::SA_ONSTACK | libc::SA_NODEFER;
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-        on_exit(child_exit, std::ptr::null_mut());
     }
     // SAFETY: the shared mapping of `cap.bytes()` bytes made by `serve`; in this child process
     // nothing else uses it (the server waits, the executor reads only after the child ended).
@@ -242,7 +269,7 @@ fn child(
         unsafe { libc::_exit(3) }
     };
     let schedule: Vec<u32> = (0..req.schedule_len()).map(|i| req.schedule_at(i)).collect();
-    scheduler::init(writer, schedule, req.random_seed, stack_bytes);
+    scheduler::init(writer, schedule, req.random_seed, stack_bytes, setup.tls);
     thread_flag::set_active(true);
     let code = user_main(argc, argv, envp);
     scheduler::main_returned(code)

@@ -121,8 +121,8 @@ impl RecorderState {
             Trace {
                 program_id: c.program.program_id,
                 argv: c.argv.clone(),
-                sites: c.program.sites.clone(),
-                globals: c.program.globals.clone(),
+                sites: std::sync::Arc::new(c.program.sites.clone()),
+                globals: std::sync::Arc::new(c.program.globals.clone()),
                 threads: self.threads.clone(),
                 events: self.events.clone(),
                 steps: Vec::new(),

@@ -99,8 +99,7 @@ pub fn active() -> bool {
 }
 
 /// Set up the execution: the calling code (the program's `main`) becomes `T0`.
-pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, random_seed: Option<u64>, stack_bytes: usize) {
-    let tls = StaticTls::of_executable();
+pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, random_seed: Option<u64>, stack_bytes: usize, tls: Option<StaticTls>) {
     let mut s = Scheduler {
         threads: Vec::new(),
         current: 0,

@@ -61,6 +61,10 @@ pub struct Execution {
     pub output: Vec<u8>,
     /// Fork to end, as the server measured it.
     pub micros: u64,
+    /// Of which the fork call in the server.
+    pub fork_micros: u64,
+    /// The whole round trip seen from here: request, execution, response, decoding.
+    pub total_micros: u64,
 }
 
 impl Execution {
@@ -82,6 +86,8 @@ pub struct Executor {
     from_server: File,
     buffer: memmap2::Mmap,
     hello: Hello,
+    sites: std::sync::Arc<Vec<(shared_proto::SiteId, shared_proto::SiteInfo)>>,
+    globals: std::sync::Arc<Vec<shared_proto::symbolizer::GlobalRange>>,
     options: Options,
 }
 
@@ -173,7 +179,9 @@ impl Executor {
         // SAFETY: a read-only view of our own memfd; the server's children write it, and we
         // only read it after the child that wrote it has ended (the server's answer says so).
         let buffer = unsafe { memmap2::Mmap::map(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
-        Ok(Executor { program: name, server, to_server, from_server, buffer, hello, options })
+        let sites = std::sync::Arc::new(hello.sites.clone());
+        let globals = std::sync::Arc::new(hello.globals.clone());
+        Ok(Executor { program: name, server, to_server, from_server, buffer, hello, sites, globals, options })
     }
 
     pub fn hello(&self) -> &Hello {
@@ -191,6 +199,7 @@ impl Executor {
     }
 
     fn run_with(&mut self, schedule: &[ThreadId], random_seed: Option<u64>) -> Result<Execution, ExecError> {
+        let started = std::time::Instant::now();
         let lost = |e: proto::ProtocolError, program: &str| ExecError::ServerLost { program: program.to_string(), detail: e.to_string() };
         let req = Request {
             schedule: schedule.iter().map(|t| t.0).collect(),
@@ -220,14 +229,14 @@ impl Executor {
         let trace = Trace {
             program_id: h.program_id,
             argv: h.argv.clone(),
-            sites: h.sites.clone(),
-            globals: h.globals.clone(),
+            sites: self.sites.clone(),
+            globals: self.globals.clone(),
             threads: raw.threads,
             events: raw.events,
             steps: raw.steps,
             outcome,
         };
-        Ok(Execution { trace, output: resp.output, micros: resp.micros })
+        Ok(Execution { trace, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
     }
 
     pub fn program(&self) -> PathBuf {

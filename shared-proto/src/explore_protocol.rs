@@ -22,7 +22,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +67,8 @@ pub struct Response {
     pub output: Vec<u8>,
     /// Time from fork to the end of the execution, in microseconds.
     pub micros: u64,
+    /// Of which the fork call itself, in the server.
+    pub fork_micros: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -134,7 +136,7 @@ pub const MAX_REQUEST: usize = 24 + 4 * MAX_SCHEDULE;
 /// Output kept per execution.
 pub const MAX_OUTPUT: usize = 64 * 1024;
 /// Bytes of a response frame's body at most.
-pub const MAX_RESPONSE: usize = 24 + MAX_OUTPUT;
+pub const MAX_RESPONSE: usize = 32 + MAX_OUTPUT;
 
 const REQUEST_MAGIC: u32 = u32::from_le_bytes(*b"IRSQ");
 const RESPONSE_MAGIC: u32 = u32::from_le_bytes(*b"IRSR");
@@ -194,21 +196,22 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
 
 /// Write a response frame (length prefix included) into `buf` without allocating; returns its
 /// length. `buf` must hold `4 + MAX_RESPONSE` bytes; output beyond MAX_OUTPUT is cut.
-pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, output: &[u8]) -> usize {
+pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, fork_micros: u64, output: &[u8]) -> usize {
     let out = &output[..output.len().min(MAX_OUTPUT)];
     let (kind, value) = match end {
         ProcessEnd::Exited(c) => (0u32, c),
         ProcessEnd::Signaled(s) => (1, s),
         ProcessEnd::TimedOut => (2, 0),
     };
-    let body_len = 24 + out.len();
+    let body_len = 32 + out.len();
     buf[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
     buf[4..8].copy_from_slice(&RESPONSE_MAGIC.to_le_bytes());
     buf[8..12].copy_from_slice(&kind.to_le_bytes());
     buf[12..16].copy_from_slice(&value.to_le_bytes());
     buf[16..24].copy_from_slice(&micros.to_le_bytes());
-    buf[24..28].copy_from_slice(&(out.len() as u32).to_le_bytes());
-    buf[28..28 + out.len()].copy_from_slice(out);
+    buf[24..32].copy_from_slice(&fork_micros.to_le_bytes());
+    buf[32..36].copy_from_slice(&(out.len() as u32).to_le_bytes());
+    buf[36..36 + out.len()].copy_from_slice(out);
     4 + body_len
 }
 
@@ -223,11 +226,11 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
         2 => ProcessEnd::TimedOut,
         _ => return None,
     };
-    let n = rd32(body, 20)? as usize;
-    if n > MAX_OUTPUT || body.len() != 24 + n {
+    let n = rd32(body, 28)? as usize;
+    if n > MAX_OUTPUT || body.len() != 32 + n {
         return None;
     }
-    Some(Response { end, micros: rd64(body, 12)?, output: body[24..].to_vec() })
+    Some(Response { end, micros: rd64(body, 12)?, fork_micros: rd64(body, 20)?, output: body[32..].to_vec() })
 }
 
 /// Read one frame's body into `buf` (no allocation); its length.
@@ -274,9 +277,9 @@ mod tests {
         assert!(decode_request(&buf[..n - 1]).is_none());
 
         let mut out = vec![0u8; 4 + MAX_RESPONSE];
-        let len = encode_response_into(&mut out, ProcessEnd::Signaled(11), 42, b"hello");
+        let len = encode_response_into(&mut out, ProcessEnd::Signaled(11), 42, 7, b"hello");
         let n = read_frame_into(&mut &out[..len], &mut buf).unwrap();
-        assert_eq!(decode_response(&buf[..n]).unwrap(), Response { end: ProcessEnd::Signaled(11), micros: 42, output: b"hello".to_vec() });
+        assert_eq!(decode_response(&buf[..n]).unwrap(), Response { end: ProcessEnd::Signaled(11), micros: 42, fork_micros: 7, output: b"hello".to_vec() });
         assert!(decode_response(&buf[..n - 1]).is_none());
     }
 }

@@ -13,6 +13,7 @@ use crate::codec;
 use bincode::Options;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::io::Write;
 use std::path::Path;
 
@@ -48,8 +49,9 @@ pub struct ThreadInfo {
 pub struct Trace {
     pub program_id: ProgramId,
     pub argv: Vec<String>,
-    pub sites: Vec<(SiteId, SiteInfo)>,
-    pub globals: Vec<GlobalRange>,
+    /// The program's site table and globals: the same for every trace of one program, so shared.
+    pub sites: Arc<Vec<(SiteId, SiteInfo)>>,
+    pub globals: Arc<Vec<GlobalRange>>,
     pub threads: Vec<ThreadInfo>,
     pub events: Vec<Event>,
     /// EXPLORE only: the scheduling decision before each event (empty for RECORD).
@@ -134,7 +136,7 @@ impl Trace {
     }
 
     pub fn symbolizer(&self) -> Symbolizer {
-        Symbolizer::new(self.globals.clone())
+        Symbolizer::new(self.globals.as_ref().clone())
     }
 
     /// Number of events of each thread, indexed by thread id.
@@ -166,8 +168,8 @@ mod tests {
         Trace {
             program_id: ProgramId(7),
             argv: vec!["prog".into()],
-            sites: vec![],
-            globals: vec![GlobalRange { name: "x".into(), addr: 0x1000, size: 4 }],
+            sites: Arc::new(vec![]),
+            globals: Arc::new(vec![GlobalRange { name: "x".into(), addr: 0x1000, size: 4 }]),
             threads: vec![ThreadInfo { id: ThreadId(0), parent: None, nth_child: 0 }],
             events: vec![Event {
                 tid: ThreadId(0),

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Executor throughput (issue 3): executions per second of `irs explore --random` on three
+program shapes, median of repeated runs, with the per-execution split the executor measures
+(fork call, rest of the execution's process, transfer = request + response + decoding).
+
+Standard library only. Run from the repository root after `cargo build --release --workspace`.
+"""
+import argparse, datetime, os, re, statistics, subprocess, sys, tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PROGRAMS = ["two_threads_20", "lock_10_threads", "four_threads_200"]
+LINE = re.compile(r"^(\d+) executions in ([\d.]+) s \((\d+)/s; per execution: fork ([\d.]+) µs, run ([\d.]+) µs, transfer ([\d.]+) µs\)")
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--irs", default=str(REPO / "target/release/irs"))
+    ap.add_argument("--executions", type=int, default=3000)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=str(REPO / "benchmarks/results/explore_throughput.md"))
+    a = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for p in PROGRAMS:
+            exe = Path(d) / p
+            r = subprocess.run([a.irs, "cc", "-O2", "-o", str(exe), str(HERE / f"{p}.c")], capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(f"error: building {p}: {r.stderr.strip().splitlines()[-1:]}")
+            rates, splits = [], []
+            for i in range(a.repeats):
+                r = subprocess.run([a.irs, "explore", "--random", str(a.executions), "--seed", str(i + 1), "--", str(exe)], capture_output=True, text=True)
+                m = LINE.match(r.stdout)
+                if r.returncode != 0 or not m:
+                    sys.exit(f"error: {p}: {r.stdout.strip()[:200]} {r.stderr.strip()[:200]}")
+                rates.append(int(m.group(3)))
+                splits.append(tuple(float(m.group(k)) for k in (4, 5, 6)))
+            med = statistics.median(rates)
+            split = tuple(statistics.median(s[k] for s in splits) for k in range(3))
+            rows.append((p, med, min(rates), max(rates), split))
+            print(f"{p}: median {med:.0f}/s (fork {split[0]:.1f} µs, run {split[1]:.1f} µs, transfer {split[2]:.1f} µs)")
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cmd = "python3 benchmarks/explore_throughput/run.py" + ("" if a.executions == 3000 and a.repeats == 5 else f" --executions {a.executions} --repeats {a.repeats}")
+    with open(a.out, "w") as f:
+        f.write("# Executor throughput (controlled executions per second)\n\n")
+        f.write(f"- Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC\n- Command: `{cmd}`\n")
+        f.write(f"- Machine: nproc={os.cpu_count()}, CPU: {cpu}, load before: {os.getloadavg()[0]:.2f}\n")
+        f.write(f"- Each figure: `irs explore --random {a.executions}` (random schedules, from `main`), median of {a.repeats} runs\n\n")
+        f.write("| program | executions/s (median) | min | max | fork µs | run µs | transfer µs |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+        for p, med, lo, hi, s in rows:
+            f.write(f"| {p} | {med:.0f} | {lo} | {hi} | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} |\n")
+    print(f"wrote {a.out}")
+
+if __name__ == "__main__":
+    main()
