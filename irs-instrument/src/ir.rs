@@ -280,3 +280,9 @@ pub fn has_aliases_or_ifuncs(module: LLVMModuleRef) -> bool {
     // SAFETY: live module.
     unsafe { !LLVMGetFirstGlobalAlias(module).is_null() || !LLVMGetFirstGlobalIFunc(module).is_null() }
 }
+
+/// Does this function have a body in this module?
+pub fn has_body(function: Val) -> bool {
+    // SAFETY: only called on function values.
+    unsafe { LLVMCountBasicBlocks(function.0) > 0 }
+}

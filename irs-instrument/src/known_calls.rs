@@ -42,6 +42,11 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
         wrapper: "__irs_pthread_mutex_trylock",
         kind: SiteKind::TryLock,
     },
+    // Heap blocks are named by allocating thread and count (logical addresses, DESIGN §3).
+    RoutedCall { name: "malloc", wrapper: "__irs_malloc", kind: SiteKind::Alloc },
+    RoutedCall { name: "calloc", wrapper: "__irs_calloc", kind: SiteKind::Alloc },
+    RoutedCall { name: "realloc", wrapper: "__irs_realloc", kind: SiteKind::Alloc },
+    RoutedCall { name: "free", wrapper: "__irs_free", kind: SiteKind::Free },
 ];
 
 pub fn routed_call(name: &str) -> Option<&'static RoutedCall> {

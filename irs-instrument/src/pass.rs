@@ -211,6 +211,10 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
         // A direct call only: the callee operand is the function itself, so argument types match.
         let direct = inst.operand(inst.num_operands() - 1) == Some(callee);
         if let Some(route) = routed_call(&name) {
+            if callee.is_function() && ir::has_body(callee) {
+                // The program defines this function itself (its own allocator, say): leave it.
+                return;
+            }
             if direct {
                 let site = self.add_site(inst, route.kind, format!("call {name}"));
                 self.actions.push(Action::Route { inst, route, site });

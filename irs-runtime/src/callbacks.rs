@@ -37,7 +37,7 @@ pub extern "C" fn __irs_after(site: u64) {
     }
     let Some((p, depth_left)) = thread_state::pop_pending(site) else { return };
     let Some((kind, size)) = abi::decode_info(p.info) else { return };
-    recorder::complete_access(SiteId(site), EventKind::Access(kind), ObjectRef::Memory { addr: p.addr, size }, depth_left == 0);
+    recorder::complete_access(SiteId(site), EventKind::Access(kind), ObjectRef::Memory { addr: p.addr, size, logical: None }, depth_left == 0);
 }
 
 /// # Safety

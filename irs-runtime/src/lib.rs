@@ -12,6 +12,7 @@
 //!
 //! ENFORCE comes with a later issue.
 
+mod alloc_wrappers;
 mod callbacks;
 mod explore_server;
 pub mod fiber;

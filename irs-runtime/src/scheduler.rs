@@ -20,9 +20,9 @@ use crate::fiber::{self, Fiber, Stack};
 use crate::fiber_tls::{self, StaticTls};
 use crate::thread_flag;
 use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, OpRecord, MAX_THREADS};
-use shared_proto::{AccessKind, EventKind, SiteId, ViolationKind};
+use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::cell::UnsafeCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_void};
 
 pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
@@ -40,6 +40,10 @@ fn tid_of(handle: u64) -> Option<u32> {
 
 struct LogicalThread {
     fiber: Fiber,
+    /// `[bottom, top)` of its stack, for logical addresses.
+    stack: (u64, u64),
+    /// Heap blocks it allocated so far.
+    allocs: u32,
     tls: Box<[u8]>,
     errno: c_int,
     finished: bool,
@@ -67,6 +71,8 @@ struct Scheduler {
     stack_bytes: usize,
     /// splitmix64 state when choosing at random after the schedule.
     random: Option<u64>,
+    /// Live heap blocks by start address: (size, allocating thread, its allocation count).
+    heap: BTreeMap<u64, (u64, u32, u32)>,
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -111,10 +117,13 @@ pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, random_seed: Opti
         booting_parent: None,
         stack_bytes,
         random: random_seed,
+        heap: BTreeMap::new(),
     };
     s.buffer.thread(0, None, 0);
     s.threads.push(LogicalThread {
         fiber: Fiber::current(),
+        stack: main_stack(),
+        allocs: 0,
         tls: tls.map(|t| vec![0u8; t.size()].into_boxed_slice()).unwrap_or_default(),
         errno: 0,
         finished: false,
@@ -234,9 +243,13 @@ fn switch_to(to: usize) {
 
 /// Wait until the calling thread may perform `op`.
 pub fn grant(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32) {
+    grant_op(kind, site, addr, size, None)
+}
+
+fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical: Option<LogicalAddr>) {
     let (me, booting, nested) = with(|s| {
         let me = s.current;
-        let op = OpRecord { tid: me as u32, kind, site, addr, size };
+        let op = OpRecord { tid: me as u32, kind, site, addr, size, logical };
         let th = &mut s.threads[me];
         if th.pending.is_some() {
             // Opened while its operation is being performed: part of that operation.
@@ -279,10 +292,64 @@ pub fn current() -> u32 {
     with(|s| s.current as u32)
 }
 
+/// `[bottom, top)` of the OS thread's own stack (the main thread's), from pthread.
+fn main_stack() -> (u64, u64) {
+    // SAFETY: querying the calling thread's attributes into locals.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return (0, 0);
+        }
+        let (mut addr, mut size) = (std::ptr::null_mut(), 0usize);
+        libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        (addr as u64, addr as u64 + size as u64)
+    }
+}
+
+impl Scheduler {
+    /// Name `addr` by heap block or stack when it lies in one (DESIGN §3).
+    fn logical(&self, addr: u64) -> LogicalAddr {
+        if let Some((&base, &(size, thread, alloc))) = self.heap.range(..=addr).next_back() {
+            if addr < base + size.max(1) {
+                return LogicalAddr { region: Region::Heap { thread: ThreadId(thread), alloc }, offset: addr - base };
+            }
+        }
+        for (t, th) in self.threads.iter().enumerate() {
+            let (bottom, top) = th.stack;
+            if bottom <= addr && addr < top {
+                return LogicalAddr { region: Region::Stack { thread: ThreadId(t as u32) }, offset: top - addr };
+            }
+        }
+        LogicalAddr { region: Region::Static, offset: addr }
+    }
+}
+
+/// A block the running thread allocated (not a visible operation: it only names memory).
+pub fn allocated(p: *mut c_void, size: usize) {
+    if p.is_null() {
+        return;
+    }
+    with(|s| {
+        let th = &mut s.threads[s.current];
+        let alloc = th.allocs;
+        th.allocs += 1;
+        let thread = s.current as u32;
+        s.heap.insert(p as u64, (size as u64, thread, alloc));
+    });
+}
+
+pub fn freed(p: *mut c_void) {
+    if !p.is_null() {
+        with(|s| s.heap.remove(&(p as u64)));
+    }
+}
+
 // ---- operations ---------------------------------------------------------------------------
 
 pub fn access_before(site: u64, addr: u64, kind: AccessKind, size: u32) {
-    grant(EventKind::Access(kind), Some(SiteId(site)), addr, size);
+    let logical = with(|s| s.logical(addr));
+    grant_op(EventKind::Access(kind), Some(SiteId(site)), addr, size, Some(logical));
 }
 
 pub fn access_after() {
@@ -346,7 +413,10 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         s.threads[parent].children += 1;
         s.buffer.thread(child as u32, Some(parent as u32), nth);
         let tls = s.tls.map(|t| t.fresh()).unwrap_or_default();
+        let range = (stack.bottom() as u64, stack.top() as u64);
         s.threads.push(LogicalThread {
+            stack: range,
+            allocs: 0,
             fiber: Fiber::new(stack, thread_main, child as *mut c_void),
             tls,
             errno: 0,

@@ -3,6 +3,7 @@
 
 use crate::access_kind::AccessKind;
 use crate::ids::{SiteId, ThreadId};
+use crate::logical_addr::LogicalAddr;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -63,9 +64,9 @@ impl EventKind {
     }
 
     /// The object of an event of this kind, from the integers the explore buffer keeps.
-    pub fn object(self, addr: u64, size: u32) -> ObjectRef {
+    pub fn object(self, addr: u64, size: u32, logical: Option<LogicalAddr>) -> ObjectRef {
         match self {
-            EventKind::Access(_) => ObjectRef::Memory { addr, size },
+            EventKind::Access(_) => ObjectRef::Memory { addr, size, logical },
             EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail => ObjectRef::Mutex { addr },
             EventKind::Create | EventKind::Join | EventKind::Exit => ObjectRef::Thread(ThreadId(addr as u32)),
         }
@@ -76,7 +77,7 @@ impl ObjectRef {
     /// `(addr, size)` as the explore buffer keeps them (a thread's id in `addr`).
     pub fn to_raw(self) -> (u64, u32) {
         match self {
-            ObjectRef::Memory { addr, size } => (addr, size),
+            ObjectRef::Memory { addr, size, .. } => (addr, size),
             ObjectRef::Mutex { addr } => (addr, 0),
             ObjectRef::Thread(t) => (t.0 as u64, 0),
         }
@@ -86,8 +87,9 @@ impl ObjectRef {
 /// What an event acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ObjectRef {
-    /// Memory at a raw address, `size` bytes (0 when the size is not known statically).
-    Memory { addr: u64, size: u32 },
+    /// Memory at a raw address, `size` bytes (0 when the size is not known statically), and its
+    /// logical address where the runtime knows it (EXPLORE).
+    Memory { addr: u64, size: u32, logical: Option<LogicalAddr> },
     /// A mutex, by the raw address of its `pthread_mutex_t`.
     Mutex { addr: u64 },
     /// A logical thread (create, join, exit).

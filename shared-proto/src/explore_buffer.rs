@@ -10,6 +10,7 @@
 
 use crate::event::{Event, EventKind, PendingOp, Step};
 use crate::ids::{SiteId, ThreadId};
+use crate::logical_addr::LogicalAddr;
 use crate::outcome::{Outcome, ViolationKind};
 use crate::trace::ThreadInfo;
 
@@ -22,9 +23,9 @@ pub const MESSAGE_LEN: usize = 1024;
 const HEADER: usize = 4096;
 const THREADS_AT: usize = MESSAGE + MESSAGE_LEN; // the fixed fields, the message, then the thread table
 const THREAD_RECORD: usize = 16;
-const EVENT: usize = 32;
+const EVENT: usize = 56;
 const STEP: usize = 16;
-const ENABLED: usize = 32;
+const ENABLED: usize = 56;
 
 /// How many records of each kind a buffer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +94,7 @@ pub struct OpRecord {
     pub site: Option<SiteId>,
     pub addr: u64,
     pub size: u32,
+    pub logical: Option<LogicalAddr>,
 }
 
 impl OpRecord {
@@ -103,6 +105,11 @@ impl OpRecord {
         put32(b, at + 16, self.kind.code());
         put32(b, at + 20, self.size);
         put64(b, at + 24, self.addr);
+        let (tag, thread, alloc, offset) = self.logical.map_or((0, 0, 0, 0), |l| l.to_raw());
+        put32(b, at + 32, tag);
+        put32(b, at + 36, thread);
+        put32(b, at + 40, alloc);
+        put64(b, at + 48, offset);
     }
 
     fn get(b: &[u8], at: usize) -> Option<(OpRecord, u32)> {
@@ -114,13 +121,14 @@ impl OpRecord {
                 site: (site != 0).then_some(SiteId(site)),
                 size: get32(b, at + 20),
                 addr: get64(b, at + 24),
+                logical: LogicalAddr::from_raw(get32(b, at + 32), get32(b, at + 36), get32(b, at + 40), get64(b, at + 48)).ok()?,
             },
             get32(b, at + 4),
         ))
     }
 
     fn pending(&self) -> PendingOp {
-        PendingOp { tid: ThreadId(self.tid), site: self.site, kind: self.kind, object: self.kind.object(self.addr, self.size) }
+        PendingOp { tid: ThreadId(self.tid), site: self.site, kind: self.kind, object: self.kind.object(self.addr, self.size, self.logical) }
     }
 }
 
@@ -301,7 +309,7 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
     let mut events = Vec::with_capacity(ne as usize);
     for i in 0..ne as usize {
         let (op, k) = OpRecord::get(b, HEADER + i * EVENT).ok_or_else(|| corrupt(format!("event {i}: bad kind")))?;
-        events.push(Event { tid: valid_tid(op.tid)?, k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size) });
+        events.push(Event { tid: valid_tid(op.tid)?, k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size, op.logical) });
     }
     let steps_at = HEADER + cap.events as usize * EVENT;
     let enabled_at = steps_at + cap.steps as usize * STEP;
@@ -359,7 +367,7 @@ mod tests {
     use crate::access_kind::AccessKind;
 
     fn op(tid: u32, kind: EventKind, addr: u64) -> OpRecord {
-        OpRecord { tid, kind, site: Some(SiteId(7)), addr, size: 4 }
+        OpRecord { tid, kind, site: Some(SiteId(7)), addr, size: 4, logical: None }
     }
 
     #[test]
@@ -395,6 +403,9 @@ mod tests {
         assert!(read(&bad).is_err());
         let mut bad = b.clone();
         bad[HEADER + 16] = 99; // event kind
+        assert!(read(&bad).is_err());
+        let mut bad = b.clone();
+        bad[HEADER + 32] = 7; // logical address tag
         assert!(read(&bad).is_err());
         let mut bad = b.clone();
         bad[HEADER] = 9; // event of an unknown thread

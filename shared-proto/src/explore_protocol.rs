@@ -22,7 +22,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

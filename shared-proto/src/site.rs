@@ -16,6 +16,9 @@ pub enum SiteKind {
     Create,
     Join,
     ThreadExit,
+    /// `malloc`, `calloc`, `realloc`: the runtime names heap blocks (logical addresses).
+    Alloc,
+    Free,
     /// `assert`, `abort`, `reach_error`, `__VERIFIER_error`: where a violation is raised.
     Violation,
 }
@@ -31,6 +34,8 @@ impl SiteKind {
             SiteKind::Create => "create",
             SiteKind::Join => "join",
             SiteKind::ThreadExit => "pthread-exit",
+            SiteKind::Alloc => "alloc",
+            SiteKind::Free => "free",
             SiteKind::Violation => "violation",
         }
     }

@@ -148,12 +148,16 @@ impl Trace {
         counts
     }
 
-    /// The object as people read it: a global's name (`arr+8`), `T3`, or `-` for other memory.
+    /// The object as people read it: a global's name (`arr+8`), `T3`, a logical heap or stack
+    /// address (`heap[T1#0]+8`, `stack[T2]-24`) where known, or `-` for other memory.
     pub fn object_name(&self, symbolizer: &Symbolizer, object: &ObjectRef) -> String {
+        use crate::logical_addr::Region;
         match object {
-            ObjectRef::Memory { addr, .. } | ObjectRef::Mutex { addr } => {
-                symbolizer.name(*addr).unwrap_or_else(|| "-".to_string())
-            }
+            ObjectRef::Memory { addr, logical, .. } => symbolizer.name(*addr).unwrap_or_else(|| match logical {
+                Some(l) if l.region != Region::Static => l.to_string(),
+                _ => "-".to_string(),
+            }),
+            ObjectRef::Mutex { addr } => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
             ObjectRef::Thread(t) => t.to_string(),
         }
     }
@@ -176,7 +180,7 @@ mod tests {
                 k: 0,
                 site: None,
                 kind: EventKind::Access(crate::AccessKind::Store),
-                object: ObjectRef::Memory { addr: 0x1000, size: 4 },
+                object: ObjectRef::Memory { addr: 0x1000, size: 4, logical: None },
             }],
             steps: vec![],
             outcome: Outcome::Exit(0),
