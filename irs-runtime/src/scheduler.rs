@@ -19,7 +19,9 @@
 use crate::fiber::{self, Fiber, Stack};
 use crate::fiber_tls::{self, StaticTls};
 use crate::thread_flag;
-use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, OpRecord, MAX_THREADS};
+use crate::explore_server::Continuation;
+use shared_proto::explore_protocol::{RequestView, MAX_SCHEDULE};
+use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, OpRecord, MAX_THREADS};
 use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::cell::UnsafeCell;
 use std::collections::{BTreeMap, HashMap};
@@ -61,7 +63,10 @@ struct LogicalThread {
 struct Scheduler {
     threads: Vec<LogicalThread>,
     current: usize,
-    schedule: Vec<u32>,
+    /// The first `schedule_len` entries of [`SCHEDULE`] are the requested thread ids.
+    schedule_len: usize,
+    /// Pause at the decision of this step and serve continuations (a snapshot).
+    snapshot_at: Option<u32>,
     step: u32,
     owners: HashMap<u64, u32>,
     buffer: BufferWriter<'static>,
@@ -105,18 +110,19 @@ pub fn active() -> bool {
 }
 
 /// Set up the execution: the calling code (the program's `main`) becomes `T0`.
-pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, random_seed: Option<u64>, stack_bytes: usize, tls: Option<StaticTls>) {
+pub fn init(buffer: BufferWriter<'static>, c: Continuation, stack_bytes: usize, tls: Option<StaticTls>) {
     let mut s = Scheduler {
         threads: Vec::new(),
         current: 0,
-        schedule,
+        schedule_len: c.schedule_len,
+        snapshot_at: c.snapshot_at,
         step: 0,
         owners: HashMap::new(),
         buffer,
         tls,
         booting_parent: None,
         stack_bytes,
-        random: random_seed,
+        random: c.random_seed,
         heap: BTreeMap::new(),
     };
     s.buffer.thread(0, None, 0);
@@ -136,6 +142,33 @@ pub fn init(buffer: BufferWriter<'static>, schedule: Vec<u32>, random_seed: Opti
     });
     // SAFETY: set once, before any fiber exists.
     unsafe { *SCHED.0.get() = Some(s) };
+}
+
+/// The requested schedule. Static, not on the heap: see [`Continuation`].
+static mut SCHEDULE: [u32; MAX_SCHEDULE] = [0; MAX_SCHEDULE];
+
+/// Copy a request's schedule into [`SCHEDULE`] (in a freshly forked child).
+pub fn load_schedule(req: &RequestView) {
+    // SAFETY: one thread; nothing reads the schedule while it is being replaced.
+    let sched = unsafe { &mut *std::ptr::addr_of_mut!(SCHEDULE) };
+    for (i, slot) in sched.iter_mut().enumerate().take(req.schedule_len()) {
+        *slot = req.schedule_at(i);
+    }
+}
+
+fn schedule_at(i: usize) -> u32 {
+    // SAFETY: one thread; `i` is below the loaded length (checked by the caller).
+    unsafe { (*std::ptr::addr_of!(SCHEDULE))[i] }
+}
+
+/// The buffer's counts now (taken when pausing at a snapshot).
+pub fn buffer_mark() -> Mark {
+    with(|s| s.buffer.mark())
+}
+
+/// A continuation of a snapshot starts with the buffer as it was at the pause.
+pub fn restart_from(mark: Mark) {
+    with(|s| s.buffer.reset_to(mark));
 }
 
 /// End the execution: write the outcome, flush the program's stdio, leave.
@@ -182,6 +215,16 @@ impl Scheduler {
 /// Decide which thread performs the next operation and switch to it. Returns when the calling
 /// thread (`me`) has been granted its pending operation; never returns if `me` has finished.
 fn decide(me: usize) {
+    if with(|s| s.snapshot_at == Some(s.step)) {
+        // Returns in a continuation, with what it should do from here.
+        let c = crate::explore_server::pause();
+        with(|s| {
+            s.schedule_len = c.schedule_len;
+            s.random = c.random_seed;
+            s.snapshot_at = c.snapshot_at;
+        });
+        return decide(me);
+    }
     let next = with(|s| {
         let enabled: Vec<usize> = (0..s.threads.len()).filter(|&t| s.enabled(t)).collect();
         if enabled.is_empty() {
@@ -189,8 +232,9 @@ fn decide(me: usize) {
                 (0..s.threads.len()).filter(|&t| !s.threads[t].finished).filter_map(|t| s.describe_wait(t)).collect();
             return Err(waits.join("; "));
         }
-        let chosen = match s.schedule.get(s.step as usize) {
-            Some(&req) => {
+        let requested = ((s.step as usize) < s.schedule_len).then(|| schedule_at(s.step as usize));
+        let chosen = match requested {
+            Some(req) => {
                 if !enabled.contains(&(req as usize)) {
                     let mask = enabled.iter().fold(0u64, |m, &t| m | 1 << t);
                     return Ok(Err((s.step, req, mask)));

@@ -5,7 +5,7 @@
 //! no process is left behind. The shared buffer is a memfd: no file in /dev/shm to leak.
 
 use shared_proto::explore_buffer::{self, Capacity};
-use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, Response};
+use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, RequestKind, Response};
 use shared_proto::{Outcome, ThreadId, Trace};
 use std::fs::File;
 use std::io::Write;
@@ -35,6 +35,8 @@ pub enum ExecError {
     Buffer(#[from] explore_buffer::BufferError),
     #[error("{0}")]
     Unsupported(String),
+    #[error("executor: {0}")]
+    Usage(String),
 }
 
 #[derive(Clone, Debug)]
@@ -78,8 +80,31 @@ impl Execution {
     }
 }
 
+/// A paused execution on the server (see [`Executor::snapshot`]): runs from it continue the
+/// execution after its prefix instead of starting from `main`.
+#[derive(Debug)]
+pub struct Snapshot {
+    level: usize,
+    prefix: Vec<ThreadId>,
+}
+
+impl Snapshot {
+    pub fn prefix(&self) -> &[ThreadId] {
+        &self.prefix
+    }
+}
+
+/// What asking for a snapshot gave.
+pub enum SnapshotResult {
+    Ready(Snapshot),
+    /// The execution ended before it reached the requested step.
+    Ended(Execution),
+}
+
 pub struct Executor {
     program: String,
+    /// How many snapshots are active (nested); requests go to the innermost.
+    snapshots: usize,
     server: Child,
     /// `None` once dropped: closing it ends the server's loop.
     to_server: Option<File>,
@@ -181,27 +206,90 @@ impl Executor {
         let buffer = unsafe { memmap2::Mmap::map(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
         let sites = std::sync::Arc::new(hello.sites.clone());
         let globals = std::sync::Arc::new(hello.globals.clone());
-        Ok(Executor { program: name, server, to_server, from_server, buffer, hello, sites, globals, options })
+        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options })
     }
 
     pub fn hello(&self) -> &Hello {
         &self.hello
     }
 
-    /// Run one execution following `schedule`, then the default policy.
+    /// Run one execution from `main` following `schedule`, then the default policy.
     pub fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, ExecError> {
-        self.run_with(schedule, None)
+        self.from_main()?;
+        self.request(RequestKind::Run, schedule, None)
     }
 
-    /// Run one execution following `schedule`, then random choices from `seed`.
+    /// Run one execution from `main` following `schedule`, then random choices from `seed`.
     pub fn run_random(&mut self, schedule: &[ThreadId], seed: u64) -> Result<Execution, ExecError> {
-        self.run_with(schedule, Some(seed))
+        self.from_main()?;
+        self.request(RequestKind::Run, schedule, Some(seed))
     }
 
-    fn run_with(&mut self, schedule: &[ThreadId], random_seed: Option<u64>) -> Result<Execution, ExecError> {
+    fn from_main(&self) -> Result<(), ExecError> {
+        if self.snapshots > 0 {
+            return Err(ExecError::Usage("runs from main need every snapshot released first".into()));
+        }
+        Ok(())
+    }
+
+    fn innermost(&self, snap: &Snapshot) -> Result<(), ExecError> {
+        if snap.level != self.snapshots {
+            return Err(ExecError::Usage("only the innermost snapshot can be used or released".into()));
+        }
+        Ok(())
+    }
+
+    /// Pause an execution after `prefix` (from `main`, or from `within`, which must be the
+    /// innermost snapshot) and keep it on the server.
+    pub fn snapshot(&mut self, within: Option<&Snapshot>, suffix: &[ThreadId]) -> Result<SnapshotResult, ExecError> {
+        let mut prefix = match within {
+            Some(w) => {
+                self.innermost(w)?;
+                w.prefix.clone()
+            }
+            None => {
+                self.from_main()?;
+                Vec::new()
+            }
+        };
+        prefix.extend_from_slice(suffix);
+        let (resp, started) = self.exchange(RequestKind::Snapshot, &prefix, None)?;
+        if resp.end == ProcessEnd::SnapshotReady {
+            self.snapshots += 1;
+            return Ok(SnapshotResult::Ready(Snapshot { level: self.snapshots, prefix }));
+        }
+        Ok(SnapshotResult::Ended(self.execution(resp, started, self.options.timeout.as_millis() as u64)?))
+    }
+
+    /// Continue the snapshot's execution following `suffix`, then the default policy. The
+    /// result is the whole execution, as if it had run from `main` with prefix + suffix.
+    pub fn run_from(&mut self, snap: &Snapshot, suffix: &[ThreadId]) -> Result<Execution, ExecError> {
+        self.innermost(snap)?;
+        let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
+        self.request(RequestKind::Run, &schedule, None)
+    }
+
+    /// Continue the snapshot's execution following `suffix`, then random choices from `seed`.
+    pub fn run_random_from(&mut self, snap: &Snapshot, suffix: &[ThreadId], seed: u64) -> Result<Execution, ExecError> {
+        self.innermost(snap)?;
+        let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
+        self.request(RequestKind::Run, &schedule, Some(seed))
+    }
+
+    /// End the innermost snapshot.
+    pub fn release(&mut self, snap: Snapshot) -> Result<(), ExecError> {
+        self.innermost(&snap)?;
+        // The snapshot's process ends; the level below answers the request that made it.
+        self.exchange(RequestKind::Release, &[], None)?;
+        self.snapshots -= 1;
+        Ok(())
+    }
+
+    fn exchange(&mut self, kind: RequestKind, schedule: &[ThreadId], random_seed: Option<u64>) -> Result<(Response, std::time::Instant), ExecError> {
         let started = std::time::Instant::now();
         let lost = |e: proto::ProtocolError, program: &str| ExecError::ServerLost { program: program.to_string(), detail: e.to_string() };
         let req = Request {
+            kind,
             schedule: schedule.iter().map(|t| t.0).collect(),
             timeout_ms: self.options.timeout.as_millis() as u64,
             random_seed,
@@ -212,15 +300,27 @@ impl Executor {
         let n = proto::read_frame_into(&mut self.from_server, &mut body).map_err(|e| lost(e, &self.program))?;
         let resp: Response = proto::decode_response(&body[..n])
             .ok_or_else(|| lost(proto::ProtocolError::Malformed("response".into()), &self.program))?;
+        Ok((resp, started))
+    }
+
+    fn request(&mut self, kind: RequestKind, schedule: &[ThreadId], random_seed: Option<u64>) -> Result<Execution, ExecError> {
+        let (resp, started) = self.exchange(kind, schedule, random_seed)?;
+        self.execution(resp, started, self.options.timeout.as_millis() as u64)
+    }
+
+    fn execution(&self, resp: Response, started: std::time::Instant, timeout_ms: u64) -> Result<Execution, ExecError> {
         let raw = explore_buffer::read(&self.buffer)?;
         if let Some(err) = raw.tool_error {
             return Err(ExecError::Unsupported(err));
         }
         let outcome = match (resp.end, raw.outcome) {
-            (ProcessEnd::TimedOut, _) => Outcome::Timeout { millis: req.timeout_ms },
+            (ProcessEnd::TimedOut, _) => Outcome::Timeout { millis: timeout_ms },
             // A violation or deadlock the child reported stands; so does a signal it recorded.
             (_, Some(o)) => o,
             (ProcessEnd::Signaled(sig), None) => Outcome::Signal(sig),
+            (ProcessEnd::SnapshotReady, _) => {
+                return Err(ExecError::ServerLost { program: self.program.clone(), detail: "a run answered as a snapshot".into() })
+            }
             (ProcessEnd::Exited(code), None) => {
                 return Err(ExecError::ServerLost { program: self.program.clone(), detail: format!("an execution ended (exit {code}) without reporting how") })
             }

@@ -139,6 +139,12 @@ pub struct BufferWriter<'a> {
     cap: Capacity,
 }
 
+/// The counts of a buffer at one point of an execution (see [`BufferWriter::mark`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    n: [u32; 4],
+}
+
 /// How an execution ended, as the child reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChildOutcome<'m> {
@@ -175,6 +181,21 @@ impl<'a> BufferWriter<'a> {
     }
     fn enabled_at(&self) -> usize {
         self.steps_at() + self.cap.steps as usize * STEP
+    }
+
+    /// Where the execution stands: restoring it ([`reset_to`](Self::reset_to)) makes the
+    /// buffer hold exactly what it held then (records after it are simply overwritten).
+    pub fn mark(&self) -> Mark {
+        Mark { n: [get32(self.b, N_EVENTS), get32(self.b, N_STEPS), get32(self.b, N_ENABLED), get32(self.b, N_THREADS)] }
+    }
+
+    /// Back to `mark`, with no outcome yet: how a continuation from a snapshot starts.
+    pub fn reset_to(&mut self, mark: Mark) {
+        for (field, v) in [N_EVENTS, N_STEPS, N_ENABLED, N_THREADS].into_iter().zip(mark.n) {
+            put32(self.b, field, v);
+        }
+        put32(self.b, OUTCOME, code::RUNNING);
+        put32(self.b, MESSAGE_BYTES, 0);
     }
 
     /// Register logical thread `tid` (dense, in creation order).

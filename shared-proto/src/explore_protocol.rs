@@ -22,7 +22,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,7 +43,9 @@ pub struct Hello {
 /// every execution of a schedule sees the same addresses (see `encode_request`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
-    /// Thread ids to follow, one per scheduling decision; then the default policy.
+    pub kind: RequestKind,
+    /// Thread ids to follow, one per scheduling decision from the start of the execution; then
+    /// the default policy. For `Snapshot`: the prefix to pause after.
     pub schedule: Vec<u32>,
     /// Kill the execution after this long.
     pub timeout_ms: u64,
@@ -52,12 +54,26 @@ pub struct Request {
     pub random_seed: Option<u64>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestKind {
+    /// Run one execution (from the innermost snapshot, if there is one).
+    Run,
+    /// Run the schedule, then pause at the next decision and serve further requests from
+    /// there (answered with [`ProcessEnd::SnapshotReady`], or as a run if the execution ended
+    /// first).
+    Snapshot,
+    /// End the innermost snapshot; the level below answers the request that made it.
+    Release,
+}
+
 /// How the execution's process ended, as the fork server saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcessEnd {
     Exited(i32),
     Signaled(i32),
     TimedOut,
+    /// A `Snapshot` request's execution paused where asked and now serves requests.
+    SnapshotReady,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,7 +148,7 @@ pub fn receive_hello(r: &mut impl Read) -> Result<Hello, ProtocolError> {
 /// The longest schedule a request can carry.
 pub const MAX_SCHEDULE: usize = 1 << 16;
 /// Bytes of a request frame's body at most.
-pub const MAX_REQUEST: usize = 24 + 4 * MAX_SCHEDULE;
+pub const MAX_REQUEST: usize = 32 + 4 * MAX_SCHEDULE;
 /// Output kept per execution.
 pub const MAX_OUTPUT: usize = 64 * 1024;
 /// Bytes of a response frame's body at most.
@@ -148,10 +164,17 @@ fn rd64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// A request frame (length prefix included), for the executor.
+/// A request frame (length prefix included), for the executor. Body: magic, kind, timeout,
+/// seeded flag, seed, schedule length, schedule (all little-endian).
 pub fn encode_request(r: &Request) -> Vec<u8> {
-    let mut body = Vec::with_capacity(24 + 4 * r.schedule.len());
+    let kind: u32 = match r.kind {
+        RequestKind::Run => 0,
+        RequestKind::Snapshot => 1,
+        RequestKind::Release => 2,
+    };
+    let mut body = Vec::with_capacity(32 + 4 * r.schedule.len());
     body.extend_from_slice(&REQUEST_MAGIC.to_le_bytes());
+    body.extend_from_slice(&kind.to_le_bytes());
     body.extend_from_slice(&r.timeout_ms.to_le_bytes());
     body.extend_from_slice(&(r.random_seed.is_some() as u32).to_le_bytes());
     body.extend_from_slice(&r.random_seed.unwrap_or(0).to_le_bytes());
@@ -166,6 +189,7 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
 
 /// A decoded request whose schedule stays in the caller's buffer (no allocation).
 pub struct RequestView<'a> {
+    pub kind: RequestKind,
     pub timeout_ms: u64,
     pub random_seed: Option<u64>,
     body: &'a [u8],
@@ -177,7 +201,7 @@ impl RequestView<'_> {
         self.len
     }
     pub fn schedule_at(&self, i: usize) -> u32 {
-        rd32(self.body, 28 + 4 * i).expect("checked by decode_request")
+        rd32(self.body, 32 + 4 * i).expect("checked by decode_request")
     }
 }
 
@@ -186,12 +210,18 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
     if rd32(body, 0)? != REQUEST_MAGIC {
         return None;
     }
-    let n = rd32(body, 24)? as usize;
-    if n > MAX_SCHEDULE || body.len() != 28 + 4 * n {
+    let kind = match rd32(body, 4)? {
+        0 => RequestKind::Run,
+        1 => RequestKind::Snapshot,
+        2 => RequestKind::Release,
+        _ => return None,
+    };
+    let n = rd32(body, 28)? as usize;
+    if n > MAX_SCHEDULE || body.len() != 32 + 4 * n {
         return None;
     }
-    let seeded = rd32(body, 12)? != 0;
-    Some(RequestView { timeout_ms: rd64(body, 4)?, random_seed: seeded.then(|| rd64(body, 16)).flatten(), body, len: n })
+    let seeded = rd32(body, 16)? != 0;
+    Some(RequestView { kind, timeout_ms: rd64(body, 8)?, random_seed: seeded.then(|| rd64(body, 20)).flatten(), body, len: n })
 }
 
 /// Write a response frame (length prefix included) into `buf` without allocating; returns its
@@ -202,6 +232,7 @@ pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, fork_m
         ProcessEnd::Exited(c) => (0u32, c),
         ProcessEnd::Signaled(s) => (1, s),
         ProcessEnd::TimedOut => (2, 0),
+        ProcessEnd::SnapshotReady => (3, 0),
     };
     let body_len = 32 + out.len();
     buf[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
@@ -224,6 +255,7 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
         0 => ProcessEnd::Exited(value),
         1 => ProcessEnd::Signaled(value),
         2 => ProcessEnd::TimedOut,
+        3 => ProcessEnd::SnapshotReady,
         _ => return None,
     };
     let n = rd32(body, 28)? as usize;
@@ -267,12 +299,12 @@ mod tests {
 
     #[test]
     fn fixed_frames_round_trip_without_allocation_on_the_server_side() {
-        let req = Request { schedule: vec![0, 1, 1, 2], timeout_ms: 10_000, random_seed: Some(3) };
+        let req = Request { kind: RequestKind::Snapshot, schedule: vec![0, 1, 1, 2], timeout_ms: 10_000, random_seed: Some(3) };
         let frame = encode_request(&req);
         let mut buf = vec![0u8; MAX_REQUEST];
         let n = read_frame_into(&mut frame.as_slice(), &mut buf).unwrap();
         let v = decode_request(&buf[..n]).unwrap();
-        assert_eq!((v.timeout_ms, v.random_seed, v.schedule_len()), (10_000, Some(3), 4));
+        assert_eq!((v.kind, v.timeout_ms, v.random_seed, v.schedule_len()), (RequestKind::Snapshot, 10_000, Some(3), 4));
         assert_eq!((0..4).map(|i| v.schedule_at(i)).collect::<Vec<_>>(), req.schedule);
         assert!(decode_request(&buf[..n - 1]).is_none());
 
