@@ -3,7 +3,7 @@
 //! reproduces (issue 3).
 
 use crate::replay::{executor, ReplayError};
-use irs_verifier::executor::Options;
+use irs_verifier::executor::{Options, SnapshotResult};
 use irs_verifier::schedule;
 use shared_proto::Outcome;
 use std::collections::BTreeMap;
@@ -53,21 +53,41 @@ fn class_key(o: &Outcome) -> String {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn explore_random(
     program: &str,
     args: &[String],
     executions: u64,
     seed: u64,
+    snapshot_at: Option<usize>,
     options: Options,
     out_dir: &Path,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, ReplayError> {
     let mut ex = executor(program, args, options)?;
+    // Pause the default execution after `snapshot_at` steps and start every execution there.
+    let snapshot = match snapshot_at {
+        None => None,
+        Some(k) => {
+            let default = ex.run(&[])?;
+            let steps = default.schedule();
+            if k > steps.len() {
+                return Err(ReplayError::Snapshot(format!("the default execution has only {} steps", steps.len())));
+            }
+            match ex.snapshot(None, &steps[..k])? {
+                SnapshotResult::Ready(s) => Some(s),
+                SnapshotResult::Ended(_) => return Err(ReplayError::Snapshot(format!("the execution ended before step {k}"))),
+            }
+        }
+    };
     let mut classes: BTreeMap<String, OutcomeClass> = BTreeMap::new();
     let (mut total_micros, mut child_micros, mut fork_micros) = (0, 0, 0);
     let stem = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "prog".into());
     for i in 0..executions {
-        let run = ex.run_random(&[], seed.wrapping_add(i))?;
+        let run = match &snapshot {
+            Some(snap) => ex.run_random_from(snap, &[], seed.wrapping_add(i))?,
+            None => ex.run_random(&[], seed.wrapping_add(i))?,
+        };
         total_micros += run.total_micros;
         child_micros += run.micros;
         fork_micros += run.fork_micros;
@@ -84,6 +104,9 @@ pub fn explore_random(
             class.schedule_file = Some(path);
         }
         progress(i + 1);
+    }
+    if let Some(snap) = snapshot {
+        ex.release(snap)?;
     }
     Ok(Report { executions, classes: classes.into_values().collect(), total_micros, child_micros, fork_micros })
 }

@@ -78,6 +78,10 @@ enum Command {
         /// Where to write schedule files.
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
+        /// Pause the default execution after this many steps and start every execution from
+        /// there (a snapshot: the prefix is not re-run).
+        #[arg(long)]
+        snapshot_at: Option<usize>,
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -182,7 +186,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("replay: {e}")),
             }
         }
-        Command::Explore { random, seed, timeout, out_dir, command } => {
+        Command::Explore { random, seed, timeout, out_dir, snapshot_at, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("explore: --timeout must be a positive number of seconds");
@@ -190,7 +194,7 @@ fn main() -> ExitCode {
             let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), ..Default::default() };
             let started = std::time::Instant::now();
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            let report = irs::explore::explore_random(program, args, random, seed, options, &out_dir, |n| {
+            let report = irs::explore::explore_random(program, args, random, seed, snapshot_at, options, &out_dir, |n| {
                 if tty && (n % 100 == 0 || n == random) {
                     eprint!("\rirs explore: {n}/{random} executions, {:.0}/s", n as f64 / started.elapsed().as_secs_f64());
                 }

@@ -21,6 +21,8 @@ pub enum ReplayError {
     Exec(#[from] ExecError),
     #[error(transparent)]
     Trace(#[from] shared_proto::TraceError),
+    #[error("--snapshot-at: {0}")]
+    Snapshot(String),
 }
 
 pub fn read_schedule(path: &Path) -> Result<Vec<ThreadId>, ReplayError> {

@@ -323,3 +323,59 @@ int main(void) {
     }
     assert_eq!(ex.run(&full.schedule()).unwrap().trace, full.trace);
 }
+
+/// What the C library keeps per OS thread is per logical thread in EXPLORE, where all threads
+/// are fibers of one OS thread: `__thread` variables, errno, thread-specific data, pthread_self.
+/// Every random interleaving prints what the plain build prints.
+#[test]
+fn thread_local_state_is_per_fiber() {
+    let dir = scratch("explore/tls");
+    let src = r#"#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+__thread int tls_counter = 5;
+pthread_key_t key;
+pthread_t handles[3], selfs[3];
+int bad[3], shared;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static void cleanup(void *v) { (void)v; }
+void *worker(void *arg) {
+  long id = (long)arg;
+  for (int i = 0; i < 3; i++) {
+    tls_counter += (int)id;
+    errno = 100 + (int)id;
+    pthread_setspecific(key, (void *)(id + 1));
+    pthread_mutex_lock(&m);
+    shared++;
+    pthread_mutex_unlock(&m);
+    if (errno != 100 + id || (long)pthread_getspecific(key) != id + 1) bad[id] = 1;
+  }
+  if (tls_counter != 5 + 3 * id) bad[id] = 2;
+  selfs[id] = pthread_self();
+  return 0;
+}
+int main(void) {
+  pthread_key_create(&key, cleanup);
+  for (long i = 0; i < 3; i++) pthread_create(&handles[i], 0, worker, (void *)i);
+  for (int i = 0; i < 3; i++) pthread_join(handles[i], 0);
+  int same = 0;
+  for (int i = 0; i < 3; i++) same += pthread_equal(selfs[i], handles[i]) != 0;
+  printf("bad %d %d %d, self %d, main tls %d, shared %d\n", bad[0], bad[1], bad[2], same, tls_counter, shared);
+  return 0;
+}
+"#;
+    std::fs::write(dir.join("tls.c"), src).unwrap();
+    plain_cc(&dir, &["-O2", "-pthread", "-o", "plain", "tls.c"]).unwrap();
+    let plain = run(&mut Command::new(dir.join("plain")), None, T).unwrap();
+    assert_eq!(plain.stdout, "bad 0 0 0, self 3, main tls 5, shared 9\n");
+    irs_cc(&dir, &["-O2", "-pthread", "-o", "tls", "tls.c"]).unwrap();
+    let mut ex = executor(&dir.join("tls"), Options::default());
+    let mut distinct = std::collections::HashSet::new();
+    for seed in 0..100 {
+        let r = ex.run_random(&[], seed).unwrap();
+        assert_eq!(r.trace.outcome, Outcome::Exit(0));
+        assert_eq!(String::from_utf8_lossy(&r.output), plain.stdout, "seed {seed}");
+        distinct.insert(r.schedule());
+    }
+    assert!(distinct.len() > 50, "the interleavings really differ ({} distinct)", distinct.len());
+}

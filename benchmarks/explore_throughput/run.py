@@ -10,7 +10,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-PROGRAMS = ["two_threads_20", "lock_10_threads", "four_threads_200"]
+# (program, snapshot step or None): from main, and from a snapshot after the given step.
+PROGRAMS = [
+    ("two_threads_20", None),
+    ("lock_10_threads", None),
+    ("lock_10_threads", 30),
+    ("four_threads_200", None),
+    ("long_prefix", None),
+    ("long_prefix", 4),
+]
 LINE = re.compile(r"^(\d+) executions in ([\d.]+) s \((\d+)/s; per execution: fork ([\d.]+) µs, run ([\d.]+) µs, transfer ([\d.]+) µs\)")
 
 def main():
@@ -22,14 +30,16 @@ def main():
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as d:
-        for p in PROGRAMS:
+        for p, snap in PROGRAMS:
             exe = Path(d) / p
-            r = subprocess.run([a.irs, "cc", "-O2", "-o", str(exe), str(HERE / f"{p}.c")], capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit(f"error: building {p}: {r.stderr.strip().splitlines()[-1:]}")
+            if not exe.exists():
+                r = subprocess.run([a.irs, "cc", "-O2", "-o", str(exe), str(HERE / f"{p}.c")], capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit(f"error: building {p}: {r.stderr.strip().splitlines()[-1:]}")
             rates, splits = [], []
+            extra = ["--snapshot-at", str(snap)] if snap is not None else []
             for i in range(a.repeats):
-                r = subprocess.run([a.irs, "explore", "--random", str(a.executions), "--seed", str(i + 1), "--", str(exe)], capture_output=True, text=True)
+                r = subprocess.run([a.irs, "explore", "--random", str(a.executions), "--seed", str(i + 1), *extra, "--", str(exe)], capture_output=True, text=True)
                 m = LINE.match(r.stdout)
                 if r.returncode != 0 or not m:
                     sys.exit(f"error: {p}: {r.stdout.strip()[:200]} {r.stderr.strip()[:200]}")
@@ -37,15 +47,16 @@ def main():
                 splits.append(tuple(float(m.group(k)) for k in (4, 5, 6)))
             med = statistics.median(rates)
             split = tuple(statistics.median(s[k] for s in splits) for k in range(3))
-            rows.append((p, med, min(rates), max(rates), split))
-            print(f"{p}: median {med:.0f}/s (fork {split[0]:.1f} µs, run {split[1]:.1f} µs, transfer {split[2]:.1f} µs)")
+            label = p if snap is None else f"{p}, from a snapshot at step {snap}"
+            rows.append((label, med, min(rates), max(rates), split))
+            print(f"{label}: median {med:.0f}/s (fork {split[0]:.1f} µs, run {split[1]:.1f} µs, transfer {split[2]:.1f} µs)")
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     cmd = "python3 benchmarks/explore_throughput/run.py" + ("" if a.executions == 3000 and a.repeats == 5 else f" --executions {a.executions} --repeats {a.repeats}")
     with open(a.out, "w") as f:
         f.write("# Executor throughput (controlled executions per second)\n\n")
         f.write(f"- Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC\n- Command: `{cmd}`\n")
         f.write(f"- Machine: nproc={os.cpu_count()}, CPU: {cpu}, load before: {os.getloadavg()[0]:.2f}\n")
-        f.write(f"- Each figure: `irs explore --random {a.executions}` (random schedules, from `main`), median of {a.repeats} runs\n\n")
+        f.write(f"- Each figure: `irs explore --random {a.executions}` (random schedules from `main`, or with `--snapshot-at K` from a snapshot of the default execution after K steps), median of {a.repeats} runs\n\n")
         f.write("| program | executions/s (median) | min | max | fork µs | run µs | transfer µs |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
         for p, med, lo, hi, s in rows:
             f.write(f"| {p} | {med:.0f} | {lo} | {hi} | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} |\n")

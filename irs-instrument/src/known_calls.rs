@@ -47,6 +47,13 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "calloc", wrapper: "__irs_calloc", kind: SiteKind::Alloc },
     RoutedCall { name: "realloc", wrapper: "__irs_realloc", kind: SiteKind::Alloc },
     RoutedCall { name: "free", wrapper: "__irs_free", kind: SiteKind::Free },
+    // What glibc keeps in the OS thread's descriptor must be per logical thread in EXPLORE.
+    RoutedCall { name: "pthread_self", wrapper: "__irs_pthread_self", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "pthread_detach", wrapper: "__irs_pthread_detach", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "pthread_key_create", wrapper: "__irs_pthread_key_create", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "pthread_key_delete", wrapper: "__irs_pthread_key_delete", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "pthread_getspecific", wrapper: "__irs_pthread_getspecific", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "pthread_setspecific", wrapper: "__irs_pthread_setspecific", kind: SiteKind::ThreadQuery },
 ];
 
 pub fn routed_call(name: &str) -> Option<&'static RoutedCall> {
@@ -75,6 +82,7 @@ pub fn call_may_capture(callee: &str, arg: u32) -> bool {
         "pthread_create" => arg > 1,
         "pthread_join" => arg != 1,
         name if name.starts_with("pthread_mutex_") => false,
+        "pthread_key_create" => false,
         "printf" | "fprintf" | "sprintf" | "snprintf" | "dprintf" | "vprintf" | "vfprintf"
         | "vsprintf" | "vsnprintf" | "puts" | "fputs" | "putchar" | "fputc" | "scanf" | "fscanf"
         | "sscanf" | "__isoc99_scanf" | "__isoc99_fscanf" | "__isoc99_sscanf" | "strlen"

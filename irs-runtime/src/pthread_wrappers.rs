@@ -168,3 +168,71 @@ pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex
     r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64 });
     rc
 }
+
+// ---- what glibc keeps per OS thread: per logical thread in EXPLORE -------------------------
+
+#[no_mangle]
+pub extern "C" fn __irs_pthread_self(_site: u64) -> libc::pthread_t {
+    if explore() {
+        return scheduler::self_handle() as libc::pthread_t;
+    }
+    // SAFETY: no preconditions.
+    unsafe { libc::pthread_self() }
+}
+
+/// # Safety
+/// Same contract as `pthread_detach`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_detach(thread: libc::pthread_t, _site: u64) -> c_int {
+    if explore() {
+        return 0; // a fiber's resources are the execution's; nothing to release early
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::pthread_detach(thread) }
+}
+
+/// # Safety
+/// Same contract as `pthread_key_create`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_key_create(
+    key: *mut libc::pthread_key_t,
+    destructor: Option<unsafe extern "C" fn(*mut c_void)>,
+    _site: u64,
+) -> c_int {
+    if explore() {
+        // SAFETY: a C destructor with the C ABI; called only with values the program stored.
+        let d: Option<extern "C" fn(*mut c_void)> = destructor.map(|f| unsafe { std::mem::transmute(f) });
+        return scheduler::key_create(key, d);
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::pthread_key_create(key, destructor) }
+}
+
+#[no_mangle]
+pub extern "C" fn __irs_pthread_key_delete(key: libc::pthread_key_t, _site: u64) -> c_int {
+    if explore() {
+        return scheduler::key_delete(key);
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::pthread_key_delete(key) }
+}
+
+#[no_mangle]
+pub extern "C" fn __irs_pthread_getspecific(key: libc::pthread_key_t, _site: u64) -> *mut c_void {
+    if explore() {
+        return scheduler::get_specific(key);
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::pthread_getspecific(key) }
+}
+
+/// # Safety
+/// Same contract as `pthread_setspecific`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_setspecific(key: libc::pthread_key_t, value: *const c_void, _site: u64) -> c_int {
+    if explore() {
+        return scheduler::set_specific(key, value as *mut c_void);
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::pthread_setspecific(key, value) }
+}

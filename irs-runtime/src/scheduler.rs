@@ -58,6 +58,8 @@ struct LogicalThread {
     children: u32,
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
+    /// Thread-specific data (`pthread_setspecific`), by key.
+    specific: HashMap<u32, *mut c_void>,
 }
 
 struct Scheduler {
@@ -78,6 +80,8 @@ struct Scheduler {
     random: Option<u64>,
     /// Live heap blocks by start address: (size, allocating thread, its allocation count).
     heap: BTreeMap<u64, (u64, u32, u32)>,
+    /// Thread-specific data keys created so far (`true` while not deleted), and destructors.
+    keys: Vec<(bool, Option<extern "C" fn(*mut c_void)>)>,
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -124,6 +128,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, stack_bytes: usize, 
         stack_bytes,
         random: c.random_seed,
         heap: BTreeMap::new(),
+        keys: Vec::new(),
     };
     s.buffer.thread(0, None, 0);
     s.threads.push(LogicalThread {
@@ -139,6 +144,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, stack_bytes: usize, 
         children: 0,
         start: None,
         retval: std::ptr::null_mut(),
+        specific: HashMap::new(),
     });
     // SAFETY: set once, before any fiber exists.
     unsafe { *SCHED.0.get() = Some(s) };
@@ -369,6 +375,70 @@ impl Scheduler {
     }
 }
 
+// ---- per logical thread: pthread_self and thread-specific data ----------------------------
+
+pub fn self_handle() -> u64 {
+    handle_of(current())
+}
+
+pub fn key_create(key: *mut u32, destructor: Option<extern "C" fn(*mut c_void)>) -> c_int {
+    with(|s| {
+        s.keys.push((true, destructor));
+        // SAFETY: the caller's pthread_key_t (an unsigned int) slot.
+        unsafe { *key = (s.keys.len() - 1) as u32 };
+    });
+    0
+}
+
+pub fn key_delete(key: u32) -> c_int {
+    with(|s| match s.keys.get_mut(key as usize) {
+        Some(k) if k.0 => {
+            k.0 = false;
+            0
+        }
+        _ => libc::EINVAL,
+    })
+}
+
+pub fn get_specific(key: u32) -> *mut c_void {
+    with(|s| s.threads[s.current].specific.get(&key).copied().unwrap_or(std::ptr::null_mut()))
+}
+
+pub fn set_specific(key: u32, value: *mut c_void) -> c_int {
+    with(|s| {
+        if !s.keys.get(key as usize).is_some_and(|k| k.0) {
+            return libc::EINVAL;
+        }
+        let cur = s.current;
+        s.threads[cur].specific.insert(key, value);
+        0
+    })
+}
+
+/// Run the thread-specific data destructors of the ending thread (as pthread_exit does).
+fn run_key_destructors() {
+    for _ in 0..4 {
+        let pending: Vec<(extern "C" fn(*mut c_void), *mut c_void)> = with(|s| {
+            let cur = s.current;
+            let mut out = Vec::new();
+            for (key, (live, dtor)) in s.keys.iter().enumerate() {
+                if let (true, Some(d)) = (live, dtor) {
+                    if let Some(v) = s.threads[cur].specific.insert(key as u32, std::ptr::null_mut()).filter(|v| !v.is_null()) {
+                        out.push((*d, v));
+                    }
+                }
+            }
+            out
+        });
+        if pending.is_empty() {
+            return;
+        }
+        for (d, v) in pending {
+            d(v);
+        }
+    }
+}
+
 /// A block the running thread allocated (not a visible operation: it only names memory).
 pub fn allocated(p: *mut c_void, size: usize) {
     if p.is_null() {
@@ -471,6 +541,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
             children: 0,
             start: Some((routine, arg)),
             retval: std::ptr::null_mut(),
+            specific: HashMap::new(),
         });
         Some(parent)
     });
@@ -504,6 +575,7 @@ pub fn join(handle: u64, retval: *mut *mut c_void, site: u64) -> c_int {
 
 /// The calling thread ends (its start routine returned or it called `pthread_exit`).
 pub fn exit_thread(ret: *mut c_void) -> ! {
+    run_key_destructors();
     let me = current();
     grant(EventKind::Exit, None, me as u64, 0);
     done();

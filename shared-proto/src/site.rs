@@ -19,6 +19,8 @@ pub enum SiteKind {
     /// `malloc`, `calloc`, `realloc`: the runtime names heap blocks (logical addresses).
     Alloc,
     Free,
+    /// `pthread_self`, `pthread_detach` and thread-specific data: per logical thread in EXPLORE.
+    ThreadQuery,
     /// `assert`, `abort`, `reach_error`, `__VERIFIER_error`: where a violation is raised.
     Violation,
 }
@@ -36,6 +38,7 @@ impl SiteKind {
             SiteKind::ThreadExit => "pthread-exit",
             SiteKind::Alloc => "alloc",
             SiteKind::Free => "free",
+            SiteKind::ThreadQuery => "thread-query",
             SiteKind::Violation => "violation",
         }
     }
