@@ -62,6 +62,26 @@ struct LogicalThread {
     specific: HashMap<u32, *mut c_void>,
 }
 
+impl LogicalThread {
+    fn new(fiber: Fiber, stack: (u64, u64), tls: Box<[u8]>, start: Option<(StartRoutine, *mut c_void)>) -> LogicalThread {
+        LogicalThread {
+            fiber,
+            stack,
+            allocs: 0,
+            tls,
+            errno: 0,
+            finished: false,
+            pending: None,
+            nested: Vec::new(),
+            next_k: 0,
+            children: 0,
+            start,
+            retval: std::ptr::null_mut(),
+            specific: HashMap::new(),
+        }
+    }
+}
+
 struct Scheduler {
     threads: Vec<LogicalThread>,
     current: usize,
@@ -131,21 +151,8 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, stack_bytes: usize, 
         keys: Vec::new(),
     };
     s.buffer.thread(0, None, 0);
-    s.threads.push(LogicalThread {
-        fiber: Fiber::current(),
-        stack: main_stack(),
-        allocs: 0,
-        tls: tls.map(|t| vec![0u8; t.size()].into_boxed_slice()).unwrap_or_default(),
-        errno: 0,
-        finished: false,
-        pending: None,
-        nested: Vec::new(),
-        next_k: 0,
-        children: 0,
-        start: None,
-        retval: std::ptr::null_mut(),
-        specific: HashMap::new(),
-    });
+    let main_tls = tls.map(|t| vec![0u8; t.size()].into_boxed_slice()).unwrap_or_default();
+    s.threads.push(LogicalThread::new(Fiber::current(), main_stack(), main_tls, None));
     // SAFETY: set once, before any fiber exists.
     unsafe { *SCHED.0.get() = Some(s) };
 }
@@ -528,21 +535,8 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         s.buffer.thread(child as u32, Some(parent as u32), nth);
         let tls = s.tls.map(|t| t.fresh()).unwrap_or_default();
         let range = (stack.bottom() as u64, stack.top() as u64);
-        s.threads.push(LogicalThread {
-            stack: range,
-            allocs: 0,
-            fiber: Fiber::new(stack, thread_main, child as *mut c_void),
-            tls,
-            errno: 0,
-            finished: false,
-            pending: None,
-            nested: Vec::new(),
-            next_k: 0,
-            children: 0,
-            start: Some((routine, arg)),
-            retval: std::ptr::null_mut(),
-            specific: HashMap::new(),
-        });
+        let fiber = Fiber::new(stack, thread_main, child as *mut c_void);
+        s.threads.push(LogicalThread::new(fiber, range, tls, Some((routine, arg))));
         Some(parent)
     });
     let Some(parent) = made else {
