@@ -57,3 +57,58 @@ fn ten_thousand_runs_leak_no_process_fd_or_shared_memory() {
     let shm_after: Vec<_> = std::fs::read_dir("/dev/shm").map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
     assert_eq!(shm_before, shm_after);
 }
+
+/// Every process below `pid` (children, grandchildren, ...).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(p) = frontier.pop() {
+        for c in children_of(p) {
+            out.push(c);
+            frontier.push(c);
+        }
+    }
+    out
+}
+
+fn gone(pid: u32) -> bool {
+    // Gone, or a zombie waiting for a parent that is itself gone.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z"))
+}
+
+/// Ctrl-C or kill -9 of `irs explore` in the middle of an execution leaves no fork server and
+/// no execution behind.
+#[test]
+fn interrupting_irs_leaves_no_process_behind() {
+    let dir = scratch("explore/interrupt");
+    std::fs::write(dir.join("hang.c"), "#include <pthread.h>\nvoid *t(void *a) { for (volatile long i = 0;; i++) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n").unwrap();
+    irs_cc(&dir, &["-O1", "-pthread", "-o", "hang", "hang.c"]).unwrap();
+    for sig in [libc::SIGINT, libc::SIGKILL] {
+        let mut irs_proc = std::process::Command::new(irs())
+            .args(["explore", "--random", "100", "--timeout", "60", "--"])
+            .arg(dir.join("hang"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = irs_proc.id();
+        // Wait until the server and an execution run.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let below = loop {
+            let d = descendants(pid);
+            if d.len() >= 2 {
+                break d;
+            }
+            assert!(std::time::Instant::now() < deadline, "the fork server and an execution never appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(pid as i32, sig) };
+        let _ = irs_proc.wait();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !below.iter().all(|&p| gone(p)) {
+            assert!(std::time::Instant::now() < deadline, "signal {sig}: processes left behind: {below:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
