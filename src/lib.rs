@@ -1,6 +1,7 @@
 //! The `irs` command's work, kept out of the binary: launching recorded runs and rendering
 //! traces for people. The binary (`main.rs`) only parses arguments and prints.
 
+pub mod constrain;
 pub mod demo;
 pub mod explore;
 pub mod record;

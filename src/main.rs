@@ -86,11 +86,38 @@ enum Command {
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
+    /// Build an admissible prefix from a trace of a complete run (`irs record` or
+    /// `irs replay --trace-out`): the requirement table and a first cutoff vector.
+    Constrain {
+        /// The trace.
+        #[arg(long)]
+        trace: PathBuf,
+        /// Where to write the prefix.
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Keep only the first N constraints in trace order (the shortest trace prefix holding them).
+        #[arg(long, conflicts_with = "cut")]
+        keep: Option<usize>,
+        /// An explicit cutoff vector: events per thread, e.g. 3,5,0.
+        #[arg(long)]
+        cut: Option<String>,
+    },
+    /// Read admissible prefixes.
+    Prefix {
+        #[command(subcommand)]
+        command: PrefixCommand,
+    },
     /// Read traces.
     Trace {
         #[command(subcommand)]
         command: TraceCommand,
     },
+}
+
+#[derive(Subcommand)]
+enum PrefixCommand {
+    /// The constraints in force as edges with source locations, the cutoff vector and its log.
+    Show { prefix: PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -223,6 +250,37 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
+        Command::Constrain { trace, out, keep, cut } => {
+            let keep = match (keep, cut) {
+                (Some(n), _) => irs::constrain::Keep::Constraints(n),
+                (None, Some(c)) => match irs::constrain::parse_cut(&c) {
+                    Ok(v) => irs::constrain::Keep::Cut(v),
+                    Err(e) => return fail(format_args!("constrain: {e}")),
+                },
+                (None, None) => irs::constrain::Keep::All,
+            };
+            match irs::constrain::constrain(&trace, &out, keep) {
+                Ok(s) => {
+                    println!(
+                        "{}: cutoff {} over {} threads, {} of {} constraints",
+                        out.display(),
+                        s.cut.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+                        s.threads,
+                        s.constraints,
+                        s.total_constraints
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(format_args!("constrain: {e}")),
+            }
+        }
+        Command::Prefix { command: PrefixCommand::Show { prefix } } => match irs::constrain::show(&prefix) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(format_args!("prefix show: {prefix}: {e}", prefix = prefix.display())),
+        },
         Command::Trace { command: TraceCommand::Show { trace, by_thread } } => match shared_proto::Trace::read(&trace) {
             Ok(t) => {
                 let text = if by_thread { irs::trace_view::by_thread(&t) } else { irs::trace_view::table(&t) };

@@ -8,6 +8,7 @@
 pub mod abi;
 pub mod access_kind;
 pub mod codec;
+pub mod dependence;
 pub mod event;
 pub mod explore_buffer;
 pub mod explore_protocol;
@@ -16,9 +17,12 @@ pub mod ids;
 pub mod logical_addr;
 pub mod module_descriptor;
 pub mod outcome;
+pub mod prefix_segment;
+pub mod requirement_table;
 pub mod site;
 pub mod symbolizer;
 pub mod trace;
+pub mod vector_clock;
 
 pub use access_kind::AccessKind;
 pub use event::{Event, EventKind, ObjectRef, PendingOp, Step};

@@ -1,0 +1,69 @@
+//! Which events are dependent (DESIGN §3). Every event belongs to its thread and to zero or more
+//! objects; two events of different threads are dependent iff they share an object. First
+//! version: all accesses to one memory location are mutually dependent (reads included), so
+//! every object's events are totally ordered in a trace; the later refinement (reads by
+//! different threads commute) changes only [`objects_of`].
+
+use crate::event::{Event, EventKind, ObjectRef};
+use crate::logical_addr::Region;
+
+/// An object events synchronise on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ObjectKey {
+    /// A 4-byte-aligned word of memory (by logical address when known, else raw).
+    Word(Region, u64),
+    Mutex(u64),
+    /// A thread's life: its creation, its exit, joins of it.
+    Thread(u32),
+}
+
+/// Accesses of unknown size are taken to touch this many bytes.
+const UNKNOWN_SIZE: u64 = 1;
+/// Larger accesses (big memcpys) are clipped: their first 4 KiB name their objects.
+const MAX_WORDS: u64 = 1024;
+
+/// The objects an event belongs to, besides its thread.
+pub fn objects_of(e: &Event) -> Vec<ObjectKey> {
+    match (e.kind, e.object) {
+        (EventKind::Access(_), ObjectRef::Memory { addr, size, logical }) => {
+            let (region, start) = match logical {
+                Some(l) => (l.region, l.offset),
+                None => (Region::Static, addr),
+            };
+            let len = if size == 0 { UNKNOWN_SIZE } else { size as u64 };
+            // Stack offsets count down from the top: the access covers [offset - len, offset).
+            let (lo, hi) = match region {
+                Region::Stack { .. } => (start.saturating_sub(len), start),
+                _ => (start, start.saturating_add(len)),
+            };
+            let first = lo / 4;
+            let last = (hi.saturating_sub(1) / 4).min(first + MAX_WORDS - 1);
+            (first..=last).map(|w| ObjectKey::Word(region, w)).collect()
+        }
+        (_, ObjectRef::Mutex { addr }) => vec![ObjectKey::Mutex(addr)],
+        (_, ObjectRef::Thread(t)) => vec![ObjectKey::Thread(t.0)],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access_kind::AccessKind;
+    use crate::ids::ThreadId;
+
+    fn access(addr: u64, size: u32) -> Event {
+        Event { tid: ThreadId(0), k: 0, site: None, kind: EventKind::Access(AccessKind::Load), object: ObjectRef::Memory { addr, size, logical: None } }
+    }
+
+    #[test]
+    fn overlapping_accesses_share_words() {
+        let int_at_8 = objects_of(&access(8, 4));
+        let byte_at_9 = objects_of(&access(9, 1));
+        let long_at_8 = objects_of(&access(8, 8));
+        assert_eq!(int_at_8, byte_at_9);
+        assert_eq!(long_at_8.len(), 2);
+        assert!(long_at_8.contains(&int_at_8[0]));
+        assert!(objects_of(&access(12, 4)).iter().all(|w| !int_at_8.contains(w)));
+    }
+}
