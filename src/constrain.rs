@@ -117,3 +117,23 @@ pub fn show(path: &Path) -> Result<String, ConstrainError> {
     }
     Ok(out)
 }
+
+/// `irs prefix relax`: append a smaller cutoff vector to a prefix file. Running programs that
+/// map the file adopt it at once. The vector is written before the count that publishes it.
+pub fn relax(path: &Path, cut: &[u32]) -> Result<usize, ConstrainError> {
+    use std::io::{Seek, SeekFrom, Write as _};
+    let read_err = |e: std::io::Error| ConstrainError::Read { path: path.display().to_string(), reason: e.to_string() };
+    let write_err = |e: std::io::Error| ConstrainError::Write { path: path.display().to_string(), reason: e.to_string() };
+    let mut bytes = std::fs::read(path).map_err(read_err)?;
+    let index = prefix_segment::append_cutoff(&mut bytes, cut)?;
+    let slot = PrefixView::parse(&bytes, None)?.cutoff_offset(index);
+    // In place, vector first, then the count: a program mapping the file never sees a count
+    // that covers a vector not yet written.
+    let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(write_err)?;
+    f.seek(SeekFrom::Start(slot as u64)).map_err(write_err)?;
+    f.write_all(&bytes[slot..slot + cut.len() * 4]).map_err(write_err)?;
+    f.sync_data().map_err(write_err)?;
+    f.seek(SeekFrom::Start(prefix_segment::PUBLISHED_OFFSET as u64)).map_err(write_err)?;
+    f.write_all(&bytes[prefix_segment::PUBLISHED_OFFSET..prefix_segment::PUBLISHED_OFFSET + 4]).map_err(write_err)?;
+    Ok(index)
+}

@@ -4,6 +4,7 @@
 pub mod constrain;
 pub mod demo;
 pub mod explore;
+pub mod launch;
 pub mod record;
 pub mod replay;
 pub mod trace_view;

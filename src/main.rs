@@ -102,6 +102,23 @@ enum Command {
         #[arg(long)]
         cut: Option<String>,
     },
+    /// Run an instrumented program under an admissible prefix (ENFORCE): every run contains
+    /// the verified prefix before anything else happens. Exits with the program's code.
+    Run {
+        /// The prefix (from `irs constrain`).
+        #[arg(long)]
+        prefix: PathBuf,
+        /// Inject random short delays and yields at callbacks (to shake schedules in tests).
+        #[arg(long)]
+        chaos: bool,
+        /// What to do when a run leaves the verified trace: warn (report once, release every
+        /// constraint) or stop.
+        #[arg(long, default_value = "warn", value_parser = ["warn", "stop"])]
+        divergence: String,
+        /// The program (built by `irs cc`) and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
     /// Read admissible prefixes.
     Prefix {
         #[command(subcommand)]
@@ -118,6 +135,13 @@ enum Command {
 enum PrefixCommand {
     /// The constraints in force as edges with source locations, the cutoff vector and its log.
     Show { prefix: PathBuf },
+    /// Append a smaller cutoff vector (programs running under the prefix adopt it at once).
+    Relax {
+        prefix: PathBuf,
+        /// Events per thread, e.g. 3,5,0; no entry larger than the cutoff in force.
+        #[arg(long)]
+        cut: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -272,6 +296,30 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(format_args!("constrain: {e}")),
+            }
+        }
+        Command::Run { prefix, chaos, divergence, command } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            if let Err(e) = std::fs::File::open(&prefix) {
+                return fail(format_args!("run: cannot open the prefix {}: {e}", prefix.display()));
+            }
+            let prefix_abs = std::path::absolute(&prefix).unwrap_or(prefix);
+            let mut env: Vec<(&str, &std::ffi::OsStr)> = vec![("IRS_PREFIX", prefix_abs.as_os_str()), ("IRS_DIVERGENCE", divergence.as_ref())];
+            if chaos {
+                env.push(("IRS_CHAOS", "1".as_ref()));
+            }
+            match irs::launch::run(program, args, &env) {
+                Ok(status) => exit_code(irs::launch::exit_code(status)),
+                Err(e) => fail(format_args!("run: {e}")),
+            }
+        }
+        Command::Prefix { command: PrefixCommand::Relax { prefix, cut } } => {
+            match irs::constrain::parse_cut(&cut).and_then(|c| irs::constrain::relax(&prefix, &c)) {
+                Ok(i) => {
+                    println!("{}: cutoff {cut} published (log entry {i})", prefix.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(format_args!("prefix relax: {}: {e}", prefix.display())),
             }
         }
         Command::Prefix { command: PrefixCommand::Show { prefix } } => match irs::constrain::show(&prefix) {

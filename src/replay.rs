@@ -10,7 +10,7 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error(transparent)]
-    Record(#[from] crate::record::RecordError),
+    Launch(#[from] crate::launch::LaunchError),
     #[error(transparent)]
     Probe(#[from] instrumented_binary::ProbeError),
     #[error("cannot read schedule {path}: {reason}")]
@@ -33,7 +33,7 @@ pub fn read_schedule(path: &Path) -> Result<Vec<ThreadId>, ReplayError> {
 
 /// Start an executor for `program ARGS` after checking it is an instrumented binary.
 pub fn executor(program: &str, args: &[String], options: Options) -> Result<Executor, ReplayError> {
-    let exe = crate::record::resolve_program(program)?;
+    let exe = crate::launch::resolve_program(program)?;
     instrumented_binary::check(&exe)?;
     Ok(Executor::start(&exe, args, options)?)
 }

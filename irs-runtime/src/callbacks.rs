@@ -3,6 +3,8 @@
 //! set, so in OFF mode these are never reached.
 
 use crate::mode::{self, Mode};
+use crate::chaos;
+use crate::enforcer;
 use crate::recorder;
 use crate::scheduler;
 use shared_proto::explore_buffer::ChildOutcome;
@@ -15,6 +17,12 @@ use std::ffi::{c_char, c_void, CStr};
 pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
     match mode::get() {
         Mode::Record => {}
+        Mode::Enforce => {
+            chaos::perturb();
+            enforcer::before(Some(SiteId(site)));
+            return;
+        }
+        Mode::Chaos => return chaos::perturb(),
         Mode::Explore => {
             if let Some((kind, size)) = abi::decode_info(info) {
                 scheduler::access_before(site, addr as u64, kind, size);
@@ -33,7 +41,8 @@ pub extern "C" fn __irs_after(site: u64) {
     match mode::get() {
         Mode::Record => {}
         Mode::Explore => return scheduler::access_after(),
-        Mode::Off => return,
+        Mode::Enforce => return enforcer::after(),
+        Mode::Off | Mode::Chaos => return,
     }
     let Some((p, depth_left)) = thread_state::pop_pending(site) else { return };
     let Some((kind, size)) = abi::decode_info(p.info) else { return };
@@ -59,7 +68,7 @@ pub extern "C" fn __irs_on_violation(
     function: *const c_char,
 ) {
     let mode = mode::get();
-    if mode == Mode::Off {
+    if matches!(mode, Mode::Off | Mode::Enforce | Mode::Chaos) {
         return;
     }
     let Some(kind) = abi::violation_kind(kind) else { return };

@@ -10,11 +10,15 @@
 //! - EXPLORE (`IRS_MODE=explore`, set by the irs executor): a fork server whose children run
 //!   `main` under the controlled scheduler, every logical thread a fiber.
 //!
-//! ENFORCE comes with a later issue.
+//! - ENFORCE (`IRS_PREFIX=FILE`, set by `irs run`): every run contains the verified prefix
+//!   before anything else happens (see [`enforcer`]); `IRS_CHAOS=1` shakes schedules.
 
 mod alloc_wrappers;
 mod callbacks;
+mod chaos;
+mod enforcer;
 mod explore_server;
+mod futex;
 pub mod fiber;
 pub mod fiber_tls;
 mod mode;

@@ -9,10 +9,17 @@ pub enum Mode {
     Record = 1,
     /// Started by the irs executor: a fork server of controlled executions.
     Explore = 2,
+    /// Enforce an admissible prefix (`IRS_PREFIX=FILE`, set by `irs run`).
+    Enforce = 3,
+    /// No prefix, but `IRS_CHAOS=1`: callbacks only shake the schedule.
+    Chaos = 4,
 }
 
 pub const MODE_VAR: &str = "IRS_MODE";
 pub const TRACE_VAR: &str = "IRS_TRACE";
+pub const PREFIX_VAR: &str = "IRS_PREFIX";
+pub const CHAOS_VAR: &str = "IRS_CHAOS";
+pub const DIVERGENCE_VAR: &str = "IRS_DIVERGENCE";
 
 static MODE: AtomicU8 = AtomicU8::new(Mode::Off as u8);
 
@@ -22,7 +29,8 @@ impl Mode {
             None | Some("") | Some("off") => Ok(Mode::Off),
             Some("record") => Ok(Mode::Record),
             Some("explore") => Ok(Mode::Explore),
-            Some(other) => Err(format!("unknown {MODE_VAR}={other:?} (expected off, record or explore)")),
+            Some("enforce") => Ok(Mode::Enforce),
+            Some(other) => Err(format!("unknown {MODE_VAR}={other:?} (expected off, record, explore or enforce)")),
         }
     }
 }
@@ -39,6 +47,8 @@ pub fn get() -> Mode {
     match MODE.load(Ordering::Relaxed) {
         1 => Mode::Record,
         2 => Mode::Explore,
+        3 => Mode::Enforce,
+        4 => Mode::Chaos,
         _ => Mode::Off,
     }
 }

@@ -2,6 +2,8 @@
 //! as an extra last argument. In OFF mode they only call the real function.
 
 use crate::mode::{self, Mode};
+use crate::chaos;
+use crate::enforcer;
 use crate::recorder;
 use crate::scheduler;
 use crate::thread_flag;
@@ -15,6 +17,44 @@ struct Start {
     routine: StartRoutine,
     arg: *mut c_void,
     tid: ThreadId,
+}
+
+/// A thread started in ENFORCE or chaos mode: its logical id in the prefix, if any.
+struct EnforcedStart {
+    routine: StartRoutine,
+    arg: *mut c_void,
+    tid: Option<u32>,
+}
+
+extern "C" fn enforced_trampoline(start: *mut c_void) -> *mut c_void {
+    // SAFETY: `start` is the Box<EnforcedStart> leaked by __irs_pthread_create for this thread.
+    let start = unsafe { Box::from_raw(start as *mut EnforcedStart) };
+    let enforcing = mode::get() == Mode::Enforce;
+    if enforcing {
+        enforcer::start_thread(start.tid);
+    } else {
+        thread_flag::set_active(true);
+    }
+    let ret = (start.routine)(start.arg);
+    if enforcing {
+        enforcer::exit_thread();
+    }
+    ret
+}
+
+/// Run `op` as one event of a constrained thread (ENFORCE): its rules before, its count after.
+fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
+    if mode::get() == Mode::Chaos || mode::get() == Mode::Enforce {
+        chaos::perturb();
+    }
+    if mode::get() == Mode::Enforce && enforcer::constrained() {
+        enforcer::before(Some(SiteId(site)));
+        let r = op();
+        enforcer::after();
+        r
+    } else {
+        op()
+    }
 }
 
 extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
@@ -50,6 +90,19 @@ pub unsafe extern "C" fn __irs_pthread_create(
     if explore() {
         return scheduler::create(thread as *mut u64, routine, arg, site);
     }
+    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
+        let tid = if mode::get() == Mode::Enforce { enforcer::child_identity() } else { None };
+        let start = Box::into_raw(Box::new(EnforcedStart { routine, arg, tid })) as *mut c_void;
+        return enforced(site, || {
+            // SAFETY: the caller's arguments, with our trampoline owning `start`.
+            let rc = unsafe { libc::pthread_create(thread, attr, enforced_trampoline, start) };
+            if rc != 0 {
+                // SAFETY: the thread was not created, so `start` is still ours.
+                drop(unsafe { Box::from_raw(start as *mut EnforcedStart) });
+            }
+            rc
+        });
+    }
     if !recording() {
         // SAFETY: forwarded unchanged from the caller.
         return unsafe { libc::pthread_create(thread, attr, routine, arg) };
@@ -78,6 +131,10 @@ pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mu
     if explore() {
         return scheduler::join(thread as u64, retval, site);
     }
+    if mode::get() == Mode::Enforce {
+        // SAFETY: forwarded unchanged.
+        return enforced(site, || unsafe { libc::pthread_join(thread, retval) });
+    }
     // SAFETY: forwarded unchanged.
     let rc = unsafe { libc::pthread_join(thread, retval) };
     if rc == 0 && recording() {
@@ -95,6 +152,9 @@ pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mu
 pub unsafe extern "C" fn __irs_pthread_exit(retval: *mut c_void, _site: u64) -> ! {
     if explore() {
         scheduler::exit_thread(retval);
+    }
+    if mode::get() == Mode::Enforce {
+        enforcer::exit_thread();
     }
     if recording() {
         recorder::thread_exit();
@@ -122,6 +182,10 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
     if explore() {
         return scheduler::lock(m as u64, site);
     }
+    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
+        // SAFETY: forwarded unchanged.
+        return enforced(site, || unsafe { libc::pthread_mutex_lock(m) });
+    }
     // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
     let rc = unsafe { libc::pthread_mutex_lock(m) };
     if rc == 0 && recording() {
@@ -136,6 +200,10 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
 pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
     if explore() {
         return scheduler::unlock(m as u64, site);
+    }
+    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
+        // SAFETY: forwarded unchanged.
+        return enforced(site, || unsafe { libc::pthread_mutex_unlock(m) });
     }
     if !recording() {
         // SAFETY: forwarded unchanged.
@@ -156,6 +224,10 @@ pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_
 pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
     if explore() {
         return scheduler::trylock(m as u64, site);
+    }
+    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
+        // SAFETY: forwarded unchanged.
+        return enforced(site, || unsafe { libc::pthread_mutex_trylock(m) });
     }
     if !recording() {
         // SAFETY: forwarded unchanged.

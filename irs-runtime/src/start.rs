@@ -1,7 +1,9 @@
 //! `__irs_start`: the pass makes the program's `main` call this first (DESIGN §5), so the runtime
 //! is set up before any user code runs and while only the main thread exists.
 
-use crate::mode::{self, Mode, MODE_VAR, TRACE_VAR};
+use crate::enforcer::{self, Divergence};
+use crate::mode::{self, Mode, CHAOS_VAR, DIVERGENCE_VAR, MODE_VAR, PREFIX_VAR, TRACE_VAR};
+use std::time::Duration;
 use crate::process_exit;
 use crate::program_info::ProgramInfo;
 use crate::recorder;
@@ -27,8 +29,44 @@ pub unsafe extern "C" fn __irs_start(
     user_main: UserMain,
 ) -> c_int {
     let mode_value = std::env::var(MODE_VAR).ok();
-    let mode = Mode::parse(mode_value.as_deref()).unwrap_or_else(|e| fail(&e));
+    let mut mode = Mode::parse(mode_value.as_deref()).unwrap_or_else(|e| fail(&e));
+    let prefix = std::env::var_os(PREFIX_VAR);
+    if mode == Mode::Off && prefix.is_some() {
+        mode = Mode::Enforce;
+    }
+    let chaos = match std::env::var(CHAOS_VAR).ok().as_deref().map(str::trim) {
+        None | Some("") | Some("0") => false,
+        Some("1") => true,
+        Some(other) => fail(&format!("unknown {CHAOS_VAR}={other:?} (expected 0 or 1)")),
+    };
+    if chaos && matches!(mode, Mode::Off | Mode::Enforce) {
+        crate::chaos::enable();
+        if mode == Mode::Off {
+            mode = Mode::Chaos;
+        }
+    }
     if mode == Mode::Off {
+        return user_main(argc, argv, envp);
+    }
+    if mode == Mode::Chaos {
+        mode::set(mode);
+        thread_flag::set_active(true);
+        return user_main(argc, argv, envp);
+    }
+    if mode == Mode::Enforce {
+        let Some(path) = prefix else { fail(&format!("{MODE_VAR}=enforce needs {PREFIX_VAR}=<prefix file>")) };
+        let policy = match std::env::var(DIVERGENCE_VAR).ok().as_deref() {
+            None | Some("warn") => Divergence::Warn,
+            Some("stop") => Divergence::Stop,
+            Some(other) => fail(&format!("unknown {DIVERGENCE_VAR}={other:?} (expected warn or stop)")),
+        };
+        let watchdog = std::env::var("IRS_WATCHDOG_MS").ok().and_then(|v| v.parse().ok()).map(Duration::from_millis).unwrap_or(Duration::from_secs(5));
+        let program = ProgramInfo::of_this_process();
+        if let Err(e) = enforcer::init(&program, std::path::Path::new(&path), policy, watchdog) {
+            fail(&e);
+        }
+        mode::set(mode);
+        enforcer::start_main();
         return user_main(argc, argv, envp);
     }
     let args: Vec<String> = (0..argc.max(0) as usize)

@@ -1,0 +1,354 @@
+//! ENFORCE (DESIGN §4, §6; IRS paper §3.2, §4): every run contains the verified prefix, with the
+//! same histories, before anything else happens.
+//!
+//! Before event `(t, k)` of a constrained thread:
+//! 1. *ordered prefix*: if `k < cut[t]`, wait until every requirement of row `(t, k)` has
+//!    completed;
+//! 2. *prefix barrier*: if `k = cut[t]`, wait until every thread `u` has completed `cut[u]`
+//!    events (or exited);
+//! 3. *free*: then the thread clears its flag: its callbacks stop, its functions run their plain
+//!    bodies.
+//!
+//! Completed-event counters are cache-padded atomics, one per logical thread, written by their
+//! thread only (an exited thread's counter is `u32::MAX`: infinitely advanced). Waiting spins
+//! briefly, then parks on the counter with a futex that the writer only wakes when someone is
+//! parked. Cutoff vectors published later (smaller ones) are adopted at once, also by waiting
+//! threads, which re-read the cutoff at least every few milliseconds. An event whose site is not
+//! the table's means the run has left the verified trace: by policy, report it once and release
+//! every constraint (`warn`), or stop.
+
+use crate::futex;
+use crate::program_info::ProgramInfo;
+use crate::thread_flag;
+use crossbeam_utils::{Backoff, CachePadded};
+use parking_lot::Mutex;
+use shared_proto::prefix_segment::{PrefixView, PUBLISHED_OFFSET};
+use shared_proto::{SiteId, ThreadId};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// What to do when a run leaves the verified trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Divergence {
+    /// Report once and release every constraint for the rest of the run.
+    Warn,
+    /// Report and abort the program.
+    Stop,
+}
+
+struct Counter {
+    done: AtomicU32,
+    parked: AtomicU32,
+}
+
+struct Enforcer {
+    view: PrefixView<'static>,
+    /// The cutoff count in the mapping, raised by a live writer (release) after each append.
+    published: &'static AtomicU32,
+    counters: Box<[CachePadded<Counter>]>,
+    /// Validated cutoff vectors adopted so far; the last one is in force.
+    cuts: Mutex<Vec<Vec<u32>>>,
+    released: AtomicBool,
+    reported: AtomicBool,
+    policy: Divergence,
+    /// `(creator, creation index)` of each thread of the trace, to its logical id.
+    identities: HashMap<(u32, u32), u32>,
+    watchdog: Duration,
+    sites: HashMap<SiteId, String>,
+}
+
+static ENFORCER: OnceLock<Enforcer> = OnceLock::new();
+
+/// The calling thread's place in the prefix.
+struct Me {
+    tid: Cell<Option<u32>>,
+    /// Events completed by this thread.
+    k: Cell<u32>,
+    /// Accesses announced (`before`) and not yet completed (`after`): a memcpy opens two.
+    open: Cell<u32>,
+    children: Cell<u32>,
+    free: Cell<bool>,
+    /// How many cutoffs were published when `my_cut` was read.
+    epoch: Cell<u32>,
+    my_cut: Cell<u32>,
+}
+
+thread_local! {
+    static ME: Me = const {
+        Me {
+            tid: Cell::new(None),
+            k: Cell::new(0),
+            open: Cell::new(0),
+            children: Cell::new(0),
+            free: Cell::new(true),
+            epoch: Cell::new(0),
+            my_cut: Cell::new(0),
+        }
+    };
+}
+
+fn enforcer() -> &'static Enforcer {
+    ENFORCER.get().expect("ENFORCE used before start-up")
+}
+
+/// Map the prefix at `path` and check it belongs to this program.
+pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Duration) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open the prefix {}: {e}", path.display()))?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len() as usize;
+    if len < 64 {
+        return Err(format!("{}: not an irs prefix (too short)", path.display()));
+    }
+    // SAFETY: a read-only shared mapping of the whole file, kept for the life of the process;
+    // a live writer only appends cutoffs and raises the published count, and everything read
+    // from the mapping is validated first.
+    let bytes: &'static [u8] = unsafe {
+        use std::os::fd::AsRawFd;
+        let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0);
+        if p == libc::MAP_FAILED {
+            return Err(format!("cannot map the prefix {}", path.display()));
+        }
+        std::slice::from_raw_parts(p as *const u8, len)
+    };
+    let view = PrefixView::parse(bytes, Some(program.program_id)).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: the offset is inside the validated header and 4-aligned in a page-aligned mapping.
+    let published = unsafe { AtomicU32::from_ptr(bytes.as_ptr().add(PUBLISHED_OFFSET) as *mut u32) };
+    let n = view.threads();
+    let counters = (0..n).map(|_| CachePadded::new(Counter { done: AtomicU32::new(0), parked: AtomicU32::new(0) })).collect();
+    let cuts = (0..view.published()).map(|i| view.cutoff(i)).collect();
+    let mut identities = HashMap::new();
+    for t in 1..n as u32 {
+        let info = view.thread_info(ThreadId(t));
+        if let Some(p) = info.parent {
+            identities.insert((p.0, info.nth_child), t);
+        }
+    }
+    let sites = program.sites.iter().map(|(id, s)| (*id, format!("{} in {} at {}", s.kind.name(), s.function, s.location()))).collect();
+    let e = Enforcer {
+        view,
+        published,
+        counters,
+        cuts: Mutex::new(cuts),
+        released: AtomicBool::new(false),
+        reported: AtomicBool::new(false),
+        policy,
+        identities,
+        watchdog,
+        sites,
+    };
+    ENFORCER.set(e).map_err(|_| "ENFORCE started twice".to_string())
+}
+
+/// The program's `main` is `T0`.
+pub fn start_main() {
+    start_thread(Some(0));
+}
+
+/// In a creator, before creating a thread: the new thread's logical id, if it is in the trace.
+pub fn child_identity() -> Option<u32> {
+    ME.with(|me| {
+        let parent = me.tid.get()?;
+        let nth = me.children.get();
+        me.children.set(nth + 1);
+        enforcer().identities.get(&(parent, nth)).copied()
+    })
+}
+
+/// In a new thread, before its start routine.
+pub fn start_thread(tid: Option<u32>) {
+    let released = enforcer().released.load(Ordering::Acquire);
+    ME.with(|me| {
+        me.tid.set(tid);
+        me.k.set(0);
+        me.open.set(0);
+        me.children.set(0);
+        me.free.set(tid.is_none() || released);
+        me.epoch.set(0);
+    });
+    thread_flag::set_active(tid.is_some() && !released);
+}
+
+/// The cutoff in force for thread `t`, refreshed when a new one was published.
+fn my_cut(e: &Enforcer, me: &Me, t: u32) -> u32 {
+    // Acquire: the vectors a writer filled before raising the count are visible after it.
+    let p = e.published.load(Ordering::Acquire);
+    if p != me.epoch.get() {
+        let cut = adopt(e, p);
+        me.epoch.set(p);
+        me.my_cut.set(cut[t as usize]);
+    }
+    me.my_cut.get()
+}
+
+/// Validate and adopt the cutoffs published up to `p`; returns the one in force.
+fn adopt(e: &Enforcer, p: u32) -> Vec<u32> {
+    let mut cuts = e.cuts.lock();
+    let p = (p as usize).min(e.view.capacity());
+    while cuts.len() < p {
+        let next = e.view.cutoff(cuts.len());
+        let prev = cuts.last().expect("a prefix has a first cutoff");
+        let rows_ok = next.iter().enumerate().all(|(t, c)| *c <= e.view.thread_rows(ThreadId(t as u32)));
+        if !rows_ok || next.iter().zip(prev).any(|(a, b)| a > b) {
+            if !e.reported.swap(true, Ordering::Relaxed) {
+                eprintln!("irs-runtime: ignoring published cutoff {}: it is larger than the one before or out of range", cuts.len());
+            }
+            break;
+        }
+        cuts.push(next);
+    }
+    cuts.last().cloned().expect("a prefix has a first cutoff")
+}
+
+/// Wait until thread `u` has completed `count` events. `false` when a new cutoff was published
+/// meanwhile (the caller re-decides) or everything was released.
+fn wait_for(e: &Enforcer, me: &Me, u: u32, count: u32, waiter: (u32, u32)) -> bool {
+    let c = &e.counters[u as usize];
+    if c.done.load(Ordering::Acquire) >= count {
+        return true;
+    }
+    let backoff = Backoff::new();
+    let started = Instant::now();
+    let mut warned = false;
+    loop {
+        let v = c.done.load(Ordering::Acquire);
+        if v >= count {
+            return true;
+        }
+        if e.released.load(Ordering::Acquire) || e.published.load(Ordering::Acquire) != me.epoch.get() {
+            return false;
+        }
+        if !backoff.is_completed() {
+            backoff.snooze();
+            continue;
+        }
+        // SeqCst with the writer's store and check of `parked`: either it sees us parked and
+        // wakes us, or we see its new count here.
+        c.parked.fetch_add(1, Ordering::SeqCst);
+        let v = c.done.load(Ordering::SeqCst);
+        if v < count {
+            futex::wait(&c.done, v, Duration::from_millis(2));
+        }
+        c.parked.fetch_sub(1, Ordering::SeqCst);
+        if !warned && started.elapsed() > e.watchdog {
+            warned = true;
+            eprintln!(
+                "irs-runtime: watchdog: T{}#{} has waited {:.1} s for T{u} to complete {count} events (it has completed {})",
+                waiter.0,
+                waiter.1,
+                started.elapsed().as_secs_f64(),
+                c.done.load(Ordering::Acquire).min(count)
+            );
+        }
+    }
+}
+
+fn become_free(me: &Me) {
+    me.free.set(true);
+    thread_flag::set_active(false);
+}
+
+fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<SiteId>) {
+    let name = |s: Option<SiteId>| s.and_then(|s| e.sites.get(&s).cloned()).unwrap_or_else(|| "the thread's end".into());
+    if !e.reported.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "irs-runtime: this run left the verified trace at T{t}#{k}: it does {}, the trace did {}; {}",
+            name(got),
+            name(expected),
+            if e.policy == Divergence::Stop { "stopping (policy stop)" } else { "releasing every constraint for the rest of this run" }
+        );
+    }
+    if e.policy == Divergence::Stop {
+        std::process::abort();
+    }
+    e.released.store(true, Ordering::Release);
+    for c in e.counters.iter() {
+        futex::wake_all(&c.done);
+    }
+}
+
+/// Before the calling thread's next event (`site`: its instruction; `None` for its exit).
+pub fn before(site: Option<SiteId>) {
+    ME.with(|me| {
+        let Some(t) = me.tid.get() else { return };
+        if me.free.get() {
+            return;
+        }
+        let e = enforcer();
+        let k = me.k.get() + me.open.get();
+        me.open.set(me.open.get() + 1);
+        'decide: loop {
+            if e.released.load(Ordering::Acquire) {
+                become_free(me);
+                return;
+            }
+            let cut_t = my_cut(e, me, t);
+            if k < cut_t {
+                // Rule 1: the ordered prefix.
+                let (expected, reqs) = e.view.row(ThreadId(t), k);
+                if expected != site {
+                    diverge(e, t, k, site, expected);
+                    become_free(me);
+                    return;
+                }
+                for q in reqs {
+                    if !wait_for(e, me, q.thread.0, q.count, (t, k)) {
+                        continue 'decide;
+                    }
+                }
+                return;
+            }
+            // Rule 2: the barrier; then rule 3.
+            let cut = adopt(e, me.epoch.get());
+            for (u, &c) in cut.iter().enumerate() {
+                if !wait_for(e, me, u as u32, c, (t, k)) {
+                    continue 'decide;
+                }
+            }
+            become_free(me);
+            return;
+        }
+    });
+}
+
+/// The calling thread completed the event announced by its last `before`.
+pub fn after() {
+    ME.with(|me| {
+        let Some(t) = me.tid.get() else { return };
+        if me.open.get() == 0 {
+            return;
+        }
+        me.open.set(me.open.get() - 1);
+        if me.free.get() {
+            return;
+        }
+        let k = me.k.get() + 1;
+        me.k.set(k);
+        publish(t, k);
+    })
+}
+
+fn publish(t: u32, v: u32) {
+    let c = &enforcer().counters[t as usize];
+    // SeqCst: pairs with the waiters' registration in `parked` (see `wait_for`).
+    c.done.store(v, Ordering::SeqCst);
+    if c.parked.load(Ordering::SeqCst) > 0 {
+        futex::wake_all(&c.done);
+    }
+}
+
+/// The calling thread ends: its exit event, then it counts as infinitely advanced.
+pub fn exit_thread() {
+    let t = ME.with(|me| me.tid.get());
+    let Some(t) = t else { return };
+    before(None);
+    ME.with(|me| me.open.set(0));
+    publish(t, u32::MAX);
+}
+
+/// Is the calling thread still constrained (so that wrappers announce its events)?
+pub fn constrained() -> bool {
+    ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get())
+}

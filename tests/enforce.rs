@@ -1,0 +1,141 @@
+//! ENFORCE end to end (issue 4): real programs, real prefixes, real threads under chaos.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn irs_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    run(Command::new(irs()).args(args).current_dir(dir), None, T).unwrap()
+}
+
+const RACE: &str = "#include <assert.h>\n#include <pthread.h>\nint x;\nvoid *t(void *a) { int v = x; x = v + 1; return a; }\nint main(void) { pthread_t a, b; pthread_create(&a, 0, t, 0); pthread_create(&b, 0, t, 0); pthread_join(a, 0); pthread_join(b, 0); assert(x == 2); return 0; }\n";
+
+/// Record runs until one ends with exit 0 (a correct trace to anchor the prefix on).
+fn correct_trace(d: &std::path::Path, exe: &str) {
+    for _ in 0..100 {
+        if irs_in(d, &["record", "--out", "ok.trace", "--", exe]).status.success() {
+            return;
+        }
+    }
+    panic!("no correct run of {exe} in 100 tries");
+}
+
+#[test]
+fn a_prefix_keeps_a_schedule_dependent_bug_out_under_chaos() {
+    let d = scratch("enforce/race");
+    std::fs::write(d.join("race.c"), RACE).unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "race", "race.c"]).unwrap();
+    correct_trace(&d, "./race");
+    assert!(irs_in(&d, &["constrain", "--trace", "ok.trace", "--out", "full.prefix"]).status.success());
+    // The same chaos without a prefix exposes the bug.
+    let mut exposed = false;
+    for _ in 0..2000 {
+        let o = run(Command::new(d.join("race")).env("IRS_CHAOS", "1"), None, T).unwrap();
+        if o.how() == "signal 6" {
+            exposed = true;
+            break;
+        }
+    }
+    assert!(exposed, "chaos without a prefix never exposed the lost update");
+    // Under the prefix: never, in 2,000 runs.
+    let prefix = d.join("full.prefix");
+    let mut failures = 0;
+    for _ in 0..2000 {
+        let o = run(Command::new(d.join("race")).env("IRS_PREFIX", &prefix).env("IRS_CHAOS", "1"), None, T).unwrap();
+        if !o.status.success() {
+            failures += 1;
+        }
+    }
+    assert_eq!(failures, 0, "runs under the prefix violated the assertion");
+}
+
+#[test]
+fn a_smaller_prefix_is_adopted_mid_run() {
+    let d = scratch("enforce/relax");
+    // T1 reads g; in the recorded run it did so after main wrote g, late. Under the full prefix
+    // T1 waits for that write (main sleeps first); relaxed to nothing, it goes at once.
+    std::fs::write(
+        d.join("late.c"),
+        "#include <pthread.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n#include <unistd.h>\nint g; int slow_reader;\n\
+         static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }\n\
+         static double start;\n\
+         void *reader(void *a) { if (slow_reader) sleep(2); int v = g; printf(\"reader done after %.0f ms (g=%d)\\n\", (now() - start) * 1000, v); fflush(stdout); return a; }\n\
+         int main(int argc, char **argv) { start = now(); slow_reader = argc > 1; pthread_t t; pthread_create(&t, 0, reader, 0); usleep(1500000); g = 1; pthread_join(t, 0); return 0; }\n",
+    )
+    .unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "late", "late.c"]).unwrap();
+    assert!(irs_in(&d, &["record", "--out", "late.trace", "--", "./late", "slow"]).status.success());
+    assert!(irs_in(&d, &["constrain", "--trace", "late.trace", "--out", "late.prefix"]).status.success());
+    let shown = irs_in(&d, &["prefix", "show", "late.prefix"]).stdout;
+    assert!(shown.contains("T1#1 load in reader at late.c:9:60  <-  T0#3 store in main at late.c:10:140"), "{shown}");
+    let ms = |o: &Output| -> f64 {
+        o.stdout.split("after ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{}{}", o.stdout, o.stderr))
+    };
+    // Full prefix: the reader waits for main's write.
+    let full = irs_in(&d, &["run", "--prefix", "late.prefix", "--", "./late"]);
+    assert!(full.status.success(), "{}", full.stderr);
+    assert!(ms(&full) >= 1400.0, "{}", full.stdout);
+    assert!(full.stdout.contains("g=1"));
+    // Relaxed to the empty prefix 300 ms into the run: the reader goes then.
+    let mut child = Command::new(irs()).args(["run", "--prefix", "late.prefix", "--", "./late"]).current_dir(&d).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    assert!(irs_in(&d, &["prefix", "relax", "late.prefix", "--cut", "0,0"]).status.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let reader_ms: f64 = text.split("after ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap();
+    assert!(reader_ms < 1200.0, "the reader should have been released by the relaxation: {text}");
+    assert!(text.contains("g=0"), "released early, it reads g before main's write: {text}");
+    let _ = started;
+    // A larger cutoff is refused.
+    let o = irs_in(&d, &["prefix", "relax", "late.prefix", "--cut", "1,0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stderr.contains("a prefix only shrinks"), "{}", o.stderr);
+}
+
+#[test]
+fn divergent_runs_and_bad_prefixes_are_reported() {
+    let d = scratch("enforce/diverge");
+    std::fs::write(
+        d.join("div.c"),
+        "#include <pthread.h>\n#include <stdlib.h>\nint g, h, n;\nvoid *t(void *a) { for (int i = 0; i < n; i++) g++; h = 1; return a; }\n\
+         int main(int argc, char **argv) { n = atoi(argv[1]); pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return g == n ? 0 : 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("other.c"), "int g;\nint main(void) { g = 1; return 0; }\n").unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "div", "div.c"]).unwrap();
+    irs_cc(&d, &["-o", "other", "other.c"]).unwrap();
+    assert!(irs_in(&d, &["record", "--out", "div.trace", "--", "./div", "3"]).status.success());
+    assert!(irs_in(&d, &["constrain", "--trace", "div.trace", "--out", "div.prefix"]).status.success());
+    // Same input: no report.
+    let same = irs_in(&d, &["run", "--prefix", "div.prefix", "--", "./div", "3"]);
+    assert!(same.status.success() && same.stderr.is_empty(), "{}", same.stderr);
+    // Another input leaves the trace: reported once, constraints released, the run completes.
+    let other = irs_in(&d, &["run", "--prefix", "div.prefix", "--", "./div", "1"]);
+    assert!(other.status.success(), "{}", other.stderr);
+    assert_eq!(other.stderr.lines().filter(|l| l.contains("left the verified trace")).count(), 1, "{}", other.stderr);
+    assert!(other.stderr.contains("left the verified trace at T1#"), "{}", other.stderr);
+    assert!(other.stderr.contains("releasing every constraint"), "{}", other.stderr);
+    // Policy stop aborts.
+    let stop = irs_in(&d, &["run", "--prefix", "div.prefix", "--divergence", "stop", "--", "./div", "1"]);
+    assert_eq!(stop.status.code(), Some(128 + 6), "{}", stop.stderr);
+    // A foreign, truncated or other-version prefix is refused with one clear line.
+    let b = std::fs::read(d.join("div.prefix")).unwrap();
+    std::fs::write(d.join("short.prefix"), &b[..b.len() / 2]).unwrap();
+    let mut v = b.clone();
+    v[8] = 7;
+    std::fs::write(d.join("v7.prefix"), &v).unwrap();
+    for (args, needle) in [
+        (vec!["run", "--prefix", "div.prefix", "--", "./other"], "belongs to another program"),
+        (vec!["run", "--prefix", "short.prefix", "--", "./div", "3"], "corrupt or truncated prefix"),
+        (vec!["run", "--prefix", "v7.prefix", "--", "./div", "3"], "format version 7"),
+        (vec!["run", "--prefix", "missing.prefix", "--", "./div", "3"], "cannot open the prefix"),
+    ] {
+        let o = irs_in(&d, &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", o.stderr);
+        assert_eq!(o.stderr.trim().lines().count(), 1, "{args:?}: {}", o.stderr);
+        assert!(o.stderr.contains(needle), "{args:?}: {}", o.stderr);
+    }
+}
