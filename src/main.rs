@@ -46,9 +46,13 @@ enum Command {
         /// Schedule file: thread ids separated by commas or newlines, one per step.
         #[arg(long, conflicts_with = "schedule_default", required_unless_present = "schedule_default")]
         schedule: Option<PathBuf>,
-        /// Run the default policy alone (fewest preemptions, lowest id first).
+        /// Run the policy alone, with no schedule.
         #[arg(long)]
         schedule_default: bool,
+        /// How to choose once the schedule is used up: default (keep running the current thread
+        /// while it can; fewest preemptions) or round-robin (the next thread at every step).
+        #[arg(long, default_value = "default", value_parser = ["default", "round-robin"])]
+        policy: String,
         /// Save the trace (same format as `irs record`).
         #[arg(long)]
         trace_out: Option<PathBuf>,
@@ -124,10 +128,46 @@ enum Command {
         #[command(subcommand)]
         command: PrefixCommand,
     },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
     /// Read traces.
     Trace {
         #[command(subcommand)]
         command: TraceCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// ENFORCE overhead per constraint count, against the plain build (IRS paper, Fig. 3-4).
+    Overhead {
+        /// The plain build of the same program (`clang -O2`).
+        #[arg(long)]
+        plain: PathBuf,
+        /// Runs of each configuration.
+        #[arg(long, default_value_t = 200)]
+        runs: usize,
+        /// First trace: default (few preemptions) or round-robin (many).
+        #[arg(long, default_value = "default", value_parser = ["default", "round-robin"])]
+        policy: String,
+        /// Measure at most this many constraint counts (evenly spread; all by default).
+        #[arg(long)]
+        points: Option<usize>,
+        /// Name of the program in tables and plots (default: the binary's file name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Append the results to this CSV file (created with a header if missing).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// Write an SVG plot of every series in the CSV file.
+        #[arg(long, requires = "csv")]
+        svg: Option<PathBuf>,
+        /// The instrumented program and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
     },
 }
 
@@ -210,7 +250,8 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format_args!("demo: {e}")),
         },
-        Command::Replay { schedule, schedule_default: _, trace_out, timeout, stdin, command } => {
+        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, command } => {
+            let policy = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
             let (program, args) = command.split_first().expect("clap requires a program");
             let sched = match schedule.as_deref().map(irs::replay::read_schedule).transpose() {
                 Ok(s) => s.unwrap_or_default(),
@@ -224,7 +265,7 @@ fn main() -> ExitCode {
                 return fail("replay: --timeout must be a positive number of seconds");
             }
             let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
-            match irs::replay::replay(program, args, &sched, options, trace_out.as_deref()) {
+            match irs::replay::replay(program, args, &sched, policy, options, trace_out.as_deref()) {
                 Ok(run) => {
                     print!("{}", irs::trace_view::table(&run.trace));
                     if !run.output.is_empty() {
@@ -329,6 +370,45 @@ fn main() -> ExitCode {
             }
             Err(e) => fail(format_args!("prefix show: {prefix}: {e}", prefix = prefix.display())),
         },
+        Command::Bench { command: BenchCommand::Overhead { plain, runs, policy, points, name, csv, svg, command } } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            let pol = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
+            let name = name.unwrap_or_else(|| std::path::Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            let work = std::env::temp_dir().join(format!("irs-bench-{}", std::process::id()));
+            let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let result = irs::bench_overhead::overhead(&plain, program, args, pol, runs.max(1), points, &work, |done, total| {
+                if tty && (done % 50 == 0 || done == total) {
+                    eprint!("\rirs bench: {done}/{total} runs");
+                }
+            });
+            let _ = std::fs::remove_dir_all(&work);
+            if tty {
+                eprintln!();
+            }
+            match result {
+                Ok(r) => {
+                    print!("{}", r.markdown(&name, &policy));
+                    if let Some(csv) = &csv {
+                        let mut text = std::fs::read_to_string(csv).unwrap_or_default();
+                        if text.is_empty() {
+                            text.push_str(irs::bench_overhead::CSV_HEADER);
+                        }
+                        text.push_str(&r.csv_rows(&name, &policy));
+                        if let Err(e) = std::fs::write(csv, &text) {
+                            return fail(format_args!("bench: cannot write {}: {e}", csv.display()));
+                        }
+                        if let Some(svg) = &svg {
+                            let plot = irs::bench_overhead::plot_csv(&text, "ENFORCE overhead per constraint count");
+                            if let Err(e) = std::fs::write(svg, plot) {
+                                return fail(format_args!("bench: cannot write {}: {e}", svg.display()));
+                            }
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(format_args!("bench overhead: {e}")),
+            }
+        }
         Command::Trace { command: TraceCommand::Show { trace, by_thread } } => match shared_proto::Trace::read(&trace) {
             Ok(t) => {
                 let text = if by_thread { irs::trace_view::by_thread(&t) } else { irs::trace_view::table(&t) };

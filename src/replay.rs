@@ -2,7 +2,7 @@
 //! (then the default policy), with its trace and outcome (issue 3).
 
 use irs_instrument::instrumented_binary;
-use irs_verifier::executor::{ExecError, Execution, Executor, Options};
+use irs_verifier::executor::{ExecError, Execution, Executor, Options, Policy};
 use irs_verifier::schedule;
 use shared_proto::ThreadId;
 use std::path::Path;
@@ -38,9 +38,9 @@ pub fn executor(program: &str, args: &[String], options: Options) -> Result<Exec
     Ok(Executor::start(&exe, args, options)?)
 }
 
-pub fn replay(program: &str, args: &[String], schedule: &[ThreadId], options: Options, trace_out: Option<&Path>) -> Result<Execution, ReplayError> {
+pub fn replay(program: &str, args: &[String], schedule: &[ThreadId], policy: Policy, options: Options, trace_out: Option<&Path>) -> Result<Execution, ReplayError> {
     let mut ex = executor(program, args, options)?;
-    let run = ex.run(schedule)?;
+    let run = ex.run_with_policy(schedule, policy)?;
     if let Some(out) = trace_out {
         run.trace.write(out)?;
     }

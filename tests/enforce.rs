@@ -139,3 +139,32 @@ fn divergent_runs_and_bad_prefixes_are_reported() {
         assert!(o.stderr.contains(needle), "{args:?}: {}", o.stderr);
     }
 }
+
+#[test]
+fn bench_overhead_measures_every_constraint_count() {
+    let d = scratch("enforce/bench");
+    std::fs::write(
+        d.join("w.c"),
+        "#include <pthread.h>\n#include <stdio.h>\n#include <time.h>\nint x;\npthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n\
+         void *t(void *a) { for (int i = 0; i < 5; i++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return a; }\n\
+         int main(void) { struct timespec s, e; clock_gettime(CLOCK_MONOTONIC, &s); pthread_t a, b; pthread_create(&a, 0, t, 0); pthread_create(&b, 0, t, 0); pthread_join(a, 0); pthread_join(b, 0);\n\
+         clock_gettime(CLOCK_MONOTONIC, &e); printf(\"work_us=%.1f\\n\", (e.tv_sec - s.tv_sec) * 1e6 + (e.tv_nsec - s.tv_nsec) / 1e3); return 0; }\n",
+    )
+    .unwrap();
+    plain_cc(&d, &["-O2", "-pthread", "-o", "w.plain", "w.c"]).unwrap();
+    irs_cc(&d, &["-O2", "-pthread", "-o", "w", "w.c"]).unwrap();
+    for policy in ["default", "round-robin"] {
+        let o = irs_in(&d, &["bench", "overhead", "--plain", "./w.plain", "--runs", "3", "--policy", policy, "--csv", "o.csv", "--svg", "o.svg", "--", "./w"]);
+        assert!(o.status.success(), "{}", o.stderr);
+        assert!(o.stdout.contains(&format!("### w ({policy} first trace")), "{}", o.stdout);
+        let rows: Vec<&str> = o.stdout.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| constraints") && !l.starts_with("| plain")).collect();
+        assert!(rows.len() >= 2 && rows.last().unwrap().starts_with("| 0 | 0,0,0 |"), "from all constraints down to none: {}", o.stdout);
+    }
+    let csv = std::fs::read_to_string(d.join("o.csv")).unwrap();
+    assert!(csv.starts_with("program,policy,constraints") && csv.contains("w,round-robin,0,"), "{csv}");
+    let svg = std::fs::read_to_string(d.join("o.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 2, "one line per program and policy");
+    // The round-robin trace has more constraints than the default one.
+    let max = |p: &str| csv.lines().filter(|l| l.starts_with(&format!("w,{p},"))).map(|l| l.split(',').nth(2).unwrap().parse::<u32>().unwrap()).max().unwrap();
+    assert!(max("round-robin") > max("default"), "{csv}");
+}

@@ -18,7 +18,7 @@ use crate::program_info::ProgramInfo;
 use crate::scheduler;
 use crate::thread_flag;
 use shared_proto::explore_buffer::{BufferWriter, Capacity, ChildOutcome, Mark};
-use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, RequestKind, MAX_OUTPUT};
+use shared_proto::explore_protocol::{self as proto, Hello, Policy, ProcessEnd, RequestKind, MAX_OUTPUT};
 use std::ffi::{c_char, c_int, c_void};
 use std::fs::File;
 use std::io::Write;
@@ -153,7 +153,7 @@ enum Level {
 /// a snapshot alike).
 pub struct Continuation {
     pub schedule_len: usize,
-    pub random_seed: Option<u64>,
+    pub policy: Policy,
     /// Pause at the decision of this step (a nested snapshot).
     pub snapshot_at: Option<u32>,
 }
@@ -211,7 +211,7 @@ fn serve_loop(level: Level) -> Continue {
             scheduler::load_schedule(&req);
             let c = Continuation {
                 schedule_len: req.schedule_len(),
-                random_seed: req.random_seed,
+                policy: req.policy,
                 snapshot_at: snapshot.then_some(req.schedule_len() as u32),
             };
             if snapshot {

@@ -20,7 +20,7 @@ use crate::fiber::{self, Fiber, Stack};
 use crate::fiber_tls::{self, StaticTls};
 use crate::thread_flag;
 use crate::explore_server::Continuation;
-use shared_proto::explore_protocol::{RequestView, MAX_SCHEDULE};
+use shared_proto::explore_protocol::{Policy, RequestView, MAX_SCHEDULE};
 use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, OpRecord, MAX_THREADS};
 use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::cell::UnsafeCell;
@@ -96,8 +96,8 @@ struct Scheduler {
     /// Set while a new thread runs to its first visible operation: its creator.
     booting_parent: Option<usize>,
     stack_bytes: usize,
-    /// splitmix64 state when choosing at random after the schedule.
-    random: Option<u64>,
+    /// How to choose after the schedule (for `Random`, the splitmix64 state).
+    policy: Policy,
     /// Live heap blocks by start address: (size, allocating thread, its allocation count).
     heap: BTreeMap<u64, (u64, u32, u32)>,
     /// Thread-specific data keys created so far (`true` while not deleted), and destructors.
@@ -146,7 +146,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, stack_bytes: usize, 
         tls,
         booting_parent: None,
         stack_bytes,
-        random: c.random_seed,
+        policy: c.policy,
         heap: BTreeMap::new(),
         keys: Vec::new(),
     };
@@ -233,7 +233,7 @@ fn decide(me: usize) {
         let c = crate::explore_server::pause();
         with(|s| {
             s.schedule_len = c.schedule_len;
-            s.random = c.random_seed;
+            s.policy = c.policy;
             s.snapshot_at = c.snapshot_at;
         });
         return decide(me);
@@ -254,10 +254,11 @@ fn decide(me: usize) {
                 }
                 req as usize
             }
-            None => match s.random.as_mut() {
-                Some(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
-                None if enabled.contains(&me) => me,
-                None => enabled[0],
+            None => match &mut s.policy {
+                Policy::Random(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
+                Policy::RoundRobin => enabled.iter().copied().find(|&t| t > me).unwrap_or(enabled[0]),
+                Policy::Default if enabled.contains(&me) => me,
+                Policy::Default => enabled[0],
             },
         };
         let ops: Vec<OpRecord> = enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")).collect();

@@ -6,6 +6,7 @@
 
 use shared_proto::explore_buffer::{self, Capacity};
 use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, RequestKind, Response};
+pub use shared_proto::explore_protocol::Policy;
 use shared_proto::{Outcome, ThreadId, Trace};
 use std::fs::File;
 use std::io::Write;
@@ -216,13 +217,19 @@ impl Executor {
     /// Run one execution from `main` following `schedule`, then the default policy.
     pub fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, ExecError> {
         self.from_main()?;
-        self.request(RequestKind::Run, schedule, None)
+        self.request(RequestKind::Run, schedule, Policy::Default)
     }
 
     /// Run one execution from `main` following `schedule`, then random choices from `seed`.
     pub fn run_random(&mut self, schedule: &[ThreadId], seed: u64) -> Result<Execution, ExecError> {
         self.from_main()?;
-        self.request(RequestKind::Run, schedule, Some(seed))
+        self.request(RequestKind::Run, schedule, Policy::Random(seed))
+    }
+
+    /// Run one execution from `main` following `schedule`, then `policy`.
+    pub fn run_with_policy(&mut self, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
+        self.from_main()?;
+        self.request(RequestKind::Run, schedule, policy)
     }
 
     fn from_main(&self) -> Result<(), ExecError> {
@@ -253,7 +260,7 @@ impl Executor {
             }
         };
         prefix.extend_from_slice(suffix);
-        let (resp, started) = self.exchange(RequestKind::Snapshot, &prefix, None)?;
+        let (resp, started) = self.exchange(RequestKind::Snapshot, &prefix, Policy::Default)?;
         if resp.end == ProcessEnd::SnapshotReady {
             self.snapshots += 1;
             return Ok(SnapshotResult::Ready(Snapshot { level: self.snapshots, prefix }));
@@ -266,33 +273,33 @@ impl Executor {
     pub fn run_from(&mut self, snap: &Snapshot, suffix: &[ThreadId]) -> Result<Execution, ExecError> {
         self.innermost(snap)?;
         let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
-        self.request(RequestKind::Run, &schedule, None)
+        self.request(RequestKind::Run, &schedule, Policy::Default)
     }
 
     /// Continue the snapshot's execution following `suffix`, then random choices from `seed`.
     pub fn run_random_from(&mut self, snap: &Snapshot, suffix: &[ThreadId], seed: u64) -> Result<Execution, ExecError> {
         self.innermost(snap)?;
         let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
-        self.request(RequestKind::Run, &schedule, Some(seed))
+        self.request(RequestKind::Run, &schedule, Policy::Random(seed))
     }
 
     /// End the innermost snapshot.
     pub fn release(&mut self, snap: Snapshot) -> Result<(), ExecError> {
         self.innermost(&snap)?;
         // The snapshot's process ends; the level below answers the request that made it.
-        self.exchange(RequestKind::Release, &[], None)?;
+        self.exchange(RequestKind::Release, &[], Policy::Default)?;
         self.snapshots -= 1;
         Ok(())
     }
 
-    fn exchange(&mut self, kind: RequestKind, schedule: &[ThreadId], random_seed: Option<u64>) -> Result<(Response, std::time::Instant), ExecError> {
+    fn exchange(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<(Response, std::time::Instant), ExecError> {
         let started = std::time::Instant::now();
         let lost = |e: proto::ProtocolError, program: &str| ExecError::ServerLost { program: program.to_string(), detail: e.to_string() };
         let req = Request {
             kind,
             schedule: schedule.iter().map(|t| t.0).collect(),
             timeout_ms: self.options.timeout.as_millis() as u64,
-            random_seed,
+            policy,
         };
         let to_server = self.to_server.as_mut().expect("open until drop");
         to_server.write_all(&proto::encode_request(&req)).map_err(|e| lost(e.into(), &self.program))?;
@@ -303,8 +310,8 @@ impl Executor {
         Ok((resp, started))
     }
 
-    fn request(&mut self, kind: RequestKind, schedule: &[ThreadId], random_seed: Option<u64>) -> Result<Execution, ExecError> {
-        let (resp, started) = self.exchange(kind, schedule, random_seed)?;
+    fn request(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
+        let (resp, started) = self.exchange(kind, schedule, policy)?;
         self.execution(resp, started, self.options.timeout.as_millis() as u64)
     }
 

@@ -22,7 +22,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,9 +49,21 @@ pub struct Request {
     pub schedule: Vec<u32>,
     /// Kill the execution after this long.
     pub timeout_ms: u64,
-    /// After the schedule, choose uniformly at random among the enabled threads (seeded)
-    /// instead of by the default policy.
-    pub random_seed: Option<u64>,
+    /// How to choose after the schedule.
+    pub policy: Policy,
+}
+
+/// How a controlled execution chooses the next thread once its schedule is used up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Keep running the current thread while it is enabled, else the lowest enabled id: fewest
+    /// preemptions, deterministic.
+    Default,
+    /// Uniformly at random among the enabled threads, from a seed.
+    Random(u64),
+    /// The next enabled thread after the current one, by id, at every step: as many
+    /// preemptions as possible, deterministic.
+    RoundRobin,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,7 +177,7 @@ fn rd64(b: &[u8], at: usize) -> Option<u64> {
 }
 
 /// A request frame (length prefix included), for the executor. Body: magic, kind, timeout,
-/// seeded flag, seed, schedule length, schedule (all little-endian).
+/// policy, seed, schedule length, schedule (all little-endian).
 pub fn encode_request(r: &Request) -> Vec<u8> {
     let kind: u32 = match r.kind {
         RequestKind::Run => 0,
@@ -176,8 +188,13 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
     body.extend_from_slice(&REQUEST_MAGIC.to_le_bytes());
     body.extend_from_slice(&kind.to_le_bytes());
     body.extend_from_slice(&r.timeout_ms.to_le_bytes());
-    body.extend_from_slice(&(r.random_seed.is_some() as u32).to_le_bytes());
-    body.extend_from_slice(&r.random_seed.unwrap_or(0).to_le_bytes());
+    let (policy, seed): (u32, u64) = match r.policy {
+        Policy::Default => (0, 0),
+        Policy::Random(s) => (1, s),
+        Policy::RoundRobin => (2, 0),
+    };
+    body.extend_from_slice(&policy.to_le_bytes());
+    body.extend_from_slice(&seed.to_le_bytes());
     body.extend_from_slice(&(r.schedule.len() as u32).to_le_bytes());
     for t in &r.schedule {
         body.extend_from_slice(&t.to_le_bytes());
@@ -191,7 +208,7 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
 pub struct RequestView<'a> {
     pub kind: RequestKind,
     pub timeout_ms: u64,
-    pub random_seed: Option<u64>,
+    pub policy: Policy,
     body: &'a [u8],
     len: usize,
 }
@@ -220,8 +237,13 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
     if n > MAX_SCHEDULE || body.len() != 32 + 4 * n {
         return None;
     }
-    let seeded = rd32(body, 16)? != 0;
-    Some(RequestView { kind, timeout_ms: rd64(body, 8)?, random_seed: seeded.then(|| rd64(body, 20)).flatten(), body, len: n })
+    let policy = match rd32(body, 16)? {
+        0 => Policy::Default,
+        1 => Policy::Random(rd64(body, 20)?),
+        2 => Policy::RoundRobin,
+        _ => return None,
+    };
+    Some(RequestView { kind, timeout_ms: rd64(body, 8)?, policy, body, len: n })
 }
 
 /// Write a response frame (length prefix included) into `buf` without allocating; returns its
@@ -299,12 +321,12 @@ mod tests {
 
     #[test]
     fn fixed_frames_round_trip_without_allocation_on_the_server_side() {
-        let req = Request { kind: RequestKind::Snapshot, schedule: vec![0, 1, 1, 2], timeout_ms: 10_000, random_seed: Some(3) };
+        let req = Request { kind: RequestKind::Snapshot, schedule: vec![0, 1, 1, 2], timeout_ms: 10_000, policy: Policy::Random(3) };
         let frame = encode_request(&req);
         let mut buf = vec![0u8; MAX_REQUEST];
         let n = read_frame_into(&mut frame.as_slice(), &mut buf).unwrap();
         let v = decode_request(&buf[..n]).unwrap();
-        assert_eq!((v.kind, v.timeout_ms, v.random_seed, v.schedule_len()), (RequestKind::Snapshot, 10_000, Some(3), 4));
+        assert_eq!((v.kind, v.timeout_ms, v.policy, v.schedule_len()), (RequestKind::Snapshot, 10_000, Policy::Random(3), 4));
         assert_eq!((0..4).map(|i| v.schedule_at(i)).collect::<Vec<_>>(), req.schedule);
         assert!(decode_request(&buf[..n - 1]).is_none());
 
