@@ -53,6 +53,8 @@ struct Enforcer {
     /// Validated cutoff vectors adopted so far; the last one is in force.
     cuts: Mutex<Vec<Vec<u32>>>,
     released: AtomicBool,
+    /// The cutoff in force is all zeros: final (cutoffs only shrink), nothing is constrained.
+    all_free: AtomicBool,
     reported: AtomicBool,
     policy: Divergence,
     /// `(creator, creation index)` of each thread of the trace, to its logical id.
@@ -133,13 +135,17 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
         counters,
         cuts: Mutex::new(cuts),
         released: AtomicBool::new(false),
+        all_free: AtomicBool::new(false),
         reported: AtomicBool::new(false),
         policy,
         identities,
         watchdog,
         sites,
     };
-    ENFORCER.set(e).map_err(|_| "ENFORCE started twice".to_string())
+    ENFORCER.set(e).map_err(|_| "ENFORCE started twice".to_string())?;
+    let e = enforcer();
+    adopt(e, e.published.load(Ordering::Acquire));
+    Ok(())
 }
 
 /// The program's `main` is `T0`.
@@ -159,16 +165,32 @@ pub fn child_identity() -> Option<u32> {
 
 /// In a new thread, before its start routine.
 pub fn start_thread(tid: Option<u32>) {
-    let released = enforcer().released.load(Ordering::Acquire);
-    ME.with(|me| {
+    let e = enforcer();
+    // Acquire: pairs with the release stores of `released` and `all_free`.
+    let released = e.released.load(Ordering::Acquire) || e.all_free.load(Ordering::Acquire);
+    let free = ME.with(|me| {
         me.tid.set(tid);
         me.k.set(0);
         me.open.set(0);
         me.children.set(0);
-        me.free.set(tid.is_none() || released);
         me.epoch.set(0);
+        // A thread none of whose events is in the prefix, once every thread has completed its
+        // part, would pass the barrier at its first event: it starts free, so that it runs the
+        // plain bodies from the start (the case of every thread under an empty prefix).
+        let free = match tid {
+            None => true,
+            Some(_) if released => true,
+            Some(t) => my_cut(e, me, t) == 0 && barrier_open(e, me),
+        };
+        me.free.set(free);
+        free
     });
-    thread_flag::set_active(tid.is_some() && !released);
+    thread_flag::set_active(!free);
+}
+
+/// Has every thread completed its events of the cutoff in force?
+fn barrier_open(e: &Enforcer, me: &Me) -> bool {
+    adopt(e, me.epoch.get()).iter().enumerate().all(|(u, &c)| e.counters[u].done.load(Ordering::Acquire) >= c)
 }
 
 /// The cutoff in force for thread `t`, refreshed when a new one was published.
@@ -199,7 +221,12 @@ fn adopt(e: &Enforcer, p: u32) -> Vec<u32> {
         }
         cuts.push(next);
     }
-    cuts.last().cloned().expect("a prefix has a first cutoff")
+    let current = cuts.last().cloned().expect("a prefix has a first cutoff");
+    if current.iter().all(|c| *c == 0) {
+        // Release: a thread that sees the flag also sees that nothing is to be waited for.
+        e.all_free.store(true, Ordering::Release);
+    }
+    current
 }
 
 /// Wait until thread `u` has completed `count` events. `false` when a new cutoff was published
@@ -280,7 +307,7 @@ pub fn before(site: Option<SiteId>) {
         let k = me.k.get() + me.open.get();
         me.open.set(me.open.get() + 1);
         'decide: loop {
-            if e.released.load(Ordering::Acquire) {
+            if e.released.load(Ordering::Acquire) || e.all_free.load(Ordering::Acquire) {
                 become_free(me);
                 return;
             }
