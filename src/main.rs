@@ -110,8 +110,11 @@ enum Command {
     /// the verified prefix before anything else happens. Exits with the program's code.
     Run {
         /// The prefix (from `irs constrain`).
+        #[arg(long, required_unless_present = "installed", conflicts_with = "installed")]
+        prefix: Option<PathBuf>,
+        /// Use the prefix installed for this program (/dev/shm/irs-<program-id>).
         #[arg(long)]
-        prefix: PathBuf,
+        installed: bool,
         /// Inject random short delays and yields at callbacks (to shake schedules in tests).
         #[arg(long)]
         chaos: bool,
@@ -175,6 +178,9 @@ enum BenchCommand {
 enum PrefixCommand {
     /// The constraints in force as edges with source locations, the cutoff vector and its log.
     Show { prefix: PathBuf },
+    /// Install the prefix as the program's shared-memory segment /dev/shm/irs-<program-id>
+    /// (mode 0600), where `irs run --installed` finds it.
+    Install { prefix: PathBuf },
     /// Append a smaller cutoff vector (programs running under the prefix adopt it at once).
     Relax {
         prefix: PathBuf,
@@ -339,13 +345,20 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("constrain: {e}")),
             }
         }
-        Command::Run { prefix, chaos, divergence, command } => {
+        Command::Run { prefix, installed: _, chaos, divergence, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
-            if let Err(e) = std::fs::File::open(&prefix) {
-                return fail(format_args!("run: cannot open the prefix {}: {e}", prefix.display()));
-            }
-            let prefix_abs = std::path::absolute(&prefix).unwrap_or(prefix);
-            let mut env: Vec<(&str, &std::ffi::OsStr)> = vec![("IRS_PREFIX", prefix_abs.as_os_str()), ("IRS_DIVERGENCE", divergence.as_ref())];
+            let prefix_abs = match prefix {
+                Some(p) => {
+                    if let Err(e) = std::fs::File::open(&p) {
+                        return fail(format_args!("run: cannot open the prefix {}: {e}", p.display()));
+                    }
+                    std::path::absolute(&p).unwrap_or(p).into_os_string()
+                }
+                // The runtime finds /dev/shm/irs-<its program id>.
+                None => std::ffi::OsString::from("installed"),
+            };
+            let mut env: Vec<(&str, &std::ffi::OsStr)> =
+                vec![("IRS_MODE", "enforce".as_ref()), ("IRS_PREFIX", prefix_abs.as_os_str()), ("IRS_DIVERGENCE", divergence.as_ref())];
             if chaos {
                 env.push(("IRS_CHAOS", "1".as_ref()));
             }
@@ -354,6 +367,13 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("run: {e}")),
             }
         }
+        Command::Prefix { command: PrefixCommand::Install { prefix } } => match irs::constrain::install(&prefix) {
+            Ok(target) => {
+                println!("{} installed as {}", prefix.display(), target.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(format_args!("prefix install: {}: {e}", prefix.display())),
+        },
         Command::Prefix { command: PrefixCommand::Relax { prefix, cut } } => {
             match irs::constrain::parse_cut(&cut).and_then(|c| irs::constrain::relax(&prefix, &c)) {
                 Ok(i) => {

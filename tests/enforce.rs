@@ -168,3 +168,38 @@ fn bench_overhead_measures_every_constraint_count() {
     let max = |p: &str| csv.lines().filter(|l| l.starts_with(&format!("w,{p},"))).map(|l| l.split(',').nth(2).unwrap().parse::<u32>().unwrap()).max().unwrap();
     assert!(max("round-robin") > max("default"), "{csv}");
 }
+
+#[test]
+fn prefixes_installed_as_shared_memory_segments() {
+    let d = scratch("enforce/installed");
+    std::fs::write(d.join("race.c"), RACE).unwrap();
+    std::fs::write(d.join("other.c"), "int g;\nint main(void) { g = 1; return 0; }\n").unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "race", "race.c"]).unwrap();
+    irs_cc(&d, &["-o", "other", "other.c"]).unwrap();
+    correct_trace(&d, "./race");
+    assert!(irs_in(&d, &["constrain", "--trace", "ok.trace", "--out", "race.prefix"]).status.success());
+    assert!(irs_in(&d, &["record", "--out", "other.trace", "--", "./other"]).status.success());
+    assert!(irs_in(&d, &["constrain", "--trace", "other.trace", "--out", "other.prefix"]).status.success());
+    let none = irs_in(&d, &["run", "--installed", "--", "./race"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(none.stderr.contains("no prefix installed for this program"), "{}", none.stderr);
+    let inst = irs_in(&d, &["prefix", "install", "race.prefix"]);
+    assert!(inst.status.success(), "{}", inst.stderr);
+    let seg = inst.stdout.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(seg.starts_with("/dev/shm/irs-"), "{seg}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&seg).unwrap().permissions().mode() & 0o777, 0o600);
+    for _ in 0..50 {
+        let o = irs_in(&d, &["run", "--installed", "--chaos", "--", "./race"]);
+        assert!(o.status.success(), "{}", o.stderr);
+    }
+    // Another program's prefix under this program's name, or a segment others may write: refused.
+    std::fs::copy(d.join("other.prefix"), &seg).unwrap();
+    let foreign = irs_in(&d, &["run", "--installed", "--", "./race"]);
+    assert!(foreign.stderr.contains("belongs to another program"), "{}", foreign.stderr);
+    std::fs::copy(d.join("race.prefix"), &seg).unwrap();
+    std::fs::set_permissions(&seg, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let open = irs_in(&d, &["run", "--installed", "--", "./race"]);
+    assert!(open.stderr.contains("not a prefix segment of this user"), "{}", open.stderr);
+    std::fs::remove_file(&seg).unwrap();
+}

@@ -97,6 +97,19 @@ fn enforcer() -> &'static Enforcer {
     ENFORCER.get().expect("ENFORCE used before start-up")
 }
 
+/// An installed segment must be a regular file of ours, not writable by others: anything else
+/// is somebody else's, and refused.
+pub fn check_segment_owner(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).map_err(|e| format!("no prefix installed for this program ({}: {e}); install one with `irs prefix install`", path.display()))?;
+    // SAFETY: getuid has no preconditions.
+    let me = unsafe { libc::getuid() };
+    if !m.file_type().is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
+        return Err(format!("{} is not a prefix segment of this user (owner, type or mode is wrong); refusing it", path.display()));
+    }
+    Ok(())
+}
+
 /// Map the prefix at `path` and check it belongs to this program.
 pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Duration) -> Result<(), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open the prefix {}: {e}", path.display()))?;

@@ -62,6 +62,16 @@ pub unsafe extern "C" fn __irs_start(
         };
         let watchdog = std::env::var("IRS_WATCHDOG_MS").ok().and_then(|v| v.parse().ok()).map(Duration::from_millis).unwrap_or(Duration::from_secs(5));
         let program = ProgramInfo::of_this_process();
+        // `IRS_PREFIX=installed`: the segment installed for this program id.
+        let path = if path == "installed" {
+            let seg = shared_proto::prefix_segment::segment_path(program.program_id);
+            if let Err(e) = enforcer::check_segment_owner(&seg) {
+                fail(&e);
+            }
+            seg.into_os_string()
+        } else {
+            path
+        };
         if let Err(e) = enforcer::init(&program, std::path::Path::new(&path), policy, watchdog) {
             fail(&e);
         }

@@ -21,6 +21,11 @@ use crate::requirement_table::{Requirement, RequirementTable};
 use crate::site::SiteInfo;
 use crate::trace::ThreadInfo;
 
+/// Where a program's installed prefix lives (DESIGN §6): one segment per program id.
+pub fn segment_path(program: ProgramId) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("/dev/shm/irs-{program}"))
+}
+
 pub const PREFIX_MAGIC: u64 = u64::from_le_bytes(*b"IRSPRFX1");
 pub const PREFIX_VERSION: u32 = 1;
 const HEADER: usize = 64;
