@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -187,19 +187,10 @@ fn check_program(src: &Path, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn programs() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/programs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn corpus_programs_behave_like_plain_builds_and_record_expected_events() {
-    let progs = programs();
+    let progs = corpus_programs();
     assert!(progs.len() >= 15, "the corpus must have at least 15 programs, has {}", progs.len());
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());

@@ -25,12 +25,7 @@ fn executor(exe: &Path, options: Options) -> Executor {
 #[test]
 fn same_schedule_same_trace_for_every_corpus_program() {
     let dir = scratch("explore/determinism");
-    let mut programs: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/programs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    programs.sort();
+    let programs = corpus_programs();
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for chunk in programs.chunks(programs.len().div_ceil(2)) {

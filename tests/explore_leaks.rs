@@ -9,6 +9,9 @@ use shared_proto::Outcome;
 use std::path::Path;
 use std::time::Duration;
 
+/// The tests here count this process's descriptors and children: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn count_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
@@ -29,6 +32,7 @@ fn children_of(pid: u32) -> Vec<u32> {
 
 #[test]
 fn ten_thousand_runs_leak_no_process_fd_or_shared_memory() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("explore/leaks");
     std::fs::write(dir.join("race.c"), "#include <assert.h>\n#include <pthread.h>\nint x;\nvoid *t(void *a) { int v = x; x = v + 1; return a; }\nint main(void) { pthread_t a, b; pthread_create(&a, 0, t, 0); pthread_create(&b, 0, t, 0); pthread_join(a, 0); pthread_join(b, 0); assert(x == 2); return 0; }\n").unwrap();
     irs_cc(&dir, &["-O1", "-pthread", "-o", "race", "race.c"]).unwrap();
@@ -80,6 +84,7 @@ fn gone(pid: u32) -> bool {
 /// no execution behind.
 #[test]
 fn interrupting_irs_leaves_no_process_behind() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("explore/interrupt");
     std::fs::write(dir.join("hang.c"), "#include <pthread.h>\nvoid *t(void *a) { for (volatile long i = 0;; i++) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n").unwrap();
     irs_cc(&dir, &["-O1", "-pthread", "-o", "hang", "hang.c"]).unwrap();

@@ -8,6 +8,7 @@
 //! Layout: a header (magic, version, capacities, counts, outcome, message, thread table), then
 //! the event records, the step records and the enabled-operation records.
 
+use crate::le::{get32, get64, put32, put64};
 use crate::event::{Event, EventKind, PendingOp, Step};
 use crate::ids::{SiteId, ThreadId};
 use crate::logical_addr::LogicalAddr;
@@ -73,18 +74,6 @@ const INFEASIBLE_ENABLED: usize = 56; // u64 mask
 const MESSAGE_BYTES: usize = 64;
 const MESSAGE: usize = 72;
 
-fn put32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put64(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
-}
-fn get32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
-}
-fn get64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
-}
 
 /// One operation as the buffer keeps it: thread, event kind, site (0 = none), object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! without limit.
 
 use crate::ids::ProgramId;
+use crate::le::{try_get32, try_get64};
 use crate::site::SiteInfo;
 use crate::symbolizer::GlobalRange;
 use crate::SiteId;
@@ -169,12 +170,6 @@ pub const MAX_RESPONSE: usize = 32 + MAX_OUTPUT;
 const REQUEST_MAGIC: u32 = u32::from_le_bytes(*b"IRSQ");
 const RESPONSE_MAGIC: u32 = u32::from_le_bytes(*b"IRSR");
 
-fn rd32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-fn rd64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
 
 /// A request frame (length prefix included), for the executor. Body: magic, kind, timeout,
 /// policy, seed, schedule length, schedule (all little-endian).
@@ -218,32 +213,32 @@ impl RequestView<'_> {
         self.len
     }
     pub fn schedule_at(&self, i: usize) -> u32 {
-        rd32(self.body, 32 + 4 * i).expect("checked by decode_request")
+        try_get32(self.body, 32 + 4 * i).expect("checked by decode_request")
     }
 }
 
 /// Decode a request body (after its length prefix) without allocating.
 pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
-    if rd32(body, 0)? != REQUEST_MAGIC {
+    if try_get32(body, 0)? != REQUEST_MAGIC {
         return None;
     }
-    let kind = match rd32(body, 4)? {
+    let kind = match try_get32(body, 4)? {
         0 => RequestKind::Run,
         1 => RequestKind::Snapshot,
         2 => RequestKind::Release,
         _ => return None,
     };
-    let n = rd32(body, 28)? as usize;
+    let n = try_get32(body, 28)? as usize;
     if n > MAX_SCHEDULE || body.len() != 32 + 4 * n {
         return None;
     }
-    let policy = match rd32(body, 16)? {
+    let policy = match try_get32(body, 16)? {
         0 => Policy::Default,
-        1 => Policy::Random(rd64(body, 20)?),
+        1 => Policy::Random(try_get64(body, 20)?),
         2 => Policy::RoundRobin,
         _ => return None,
     };
-    Some(RequestView { kind, timeout_ms: rd64(body, 8)?, policy, body, len: n })
+    Some(RequestView { kind, timeout_ms: try_get64(body, 8)?, policy, body, len: n })
 }
 
 /// Write a response frame (length prefix included) into `buf` without allocating; returns its
@@ -269,22 +264,22 @@ pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, fork_m
 }
 
 pub fn decode_response(body: &[u8]) -> Option<Response> {
-    if rd32(body, 0)? != RESPONSE_MAGIC {
+    if try_get32(body, 0)? != RESPONSE_MAGIC {
         return None;
     }
-    let value = rd32(body, 8)? as i32;
-    let end = match rd32(body, 4)? {
+    let value = try_get32(body, 8)? as i32;
+    let end = match try_get32(body, 4)? {
         0 => ProcessEnd::Exited(value),
         1 => ProcessEnd::Signaled(value),
         2 => ProcessEnd::TimedOut,
         3 => ProcessEnd::SnapshotReady,
         _ => return None,
     };
-    let n = rd32(body, 28)? as usize;
+    let n = try_get32(body, 28)? as usize;
     if n > MAX_OUTPUT || body.len() != 32 + n {
         return None;
     }
-    Some(Response { end, micros: rd64(body, 12)?, fork_micros: rd64(body, 20)?, output: body[32..].to_vec() })
+    Some(Response { end, micros: try_get64(body, 12)?, fork_micros: try_get64(body, 20)?, output: body[32..].to_vec() })
 }
 
 /// Read one frame's body into `buf` (no allocation); its length.

@@ -13,6 +13,7 @@ pub mod event;
 pub mod explore_buffer;
 pub mod explore_protocol;
 pub mod hash;
+pub mod le;
 pub mod ids;
 pub mod logical_addr;
 pub mod module_descriptor;

@@ -16,6 +16,7 @@
 //! [`PrefixView::parse`] validates everything before anything is used: a corrupt, truncated,
 //! foreign or other-version segment is an error, never undefined behaviour.
 
+use crate::le::{get32, get64, put32, put64};
 use crate::ids::{ProgramId, SiteId, ThreadId};
 use crate::requirement_table::{Requirement, RequirementTable};
 use crate::site::SiteInfo;
@@ -64,18 +65,6 @@ fn corrupt(m: impl Into<String>) -> PrefixError {
     PrefixError::Corrupt(m.into())
 }
 
-fn get32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
-}
-fn get64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
-}
-fn put32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put64(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
-}
 fn align8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }

@@ -95,3 +95,14 @@ pub fn plain_cc(dir: &Path, args: &[&str]) -> Result<Output, String> {
         Err(format!("clang {args:?} failed: {}", out.stderr))
     }
 }
+
+/// The corpus programs, `tests/programs/*.c`, sorted.
+pub fn corpus_programs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/programs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    v.sort();
+    v
+}
