@@ -201,3 +201,47 @@ fn prefixes_installed_as_shared_memory_segments() {
     assert!(open.stderr.contains("not a prefix segment of this user"), "{}", open.stderr);
     std::fs::remove_file(&seg).unwrap();
 }
+
+/// Every run under a prefix, recorded alongside, respects it (rules 1 and 2), under chaos, for
+/// the full prefix and a partial one; the same check fails on runs without the prefix.
+#[test]
+fn recorded_runs_respect_the_prefix() {
+    use shared_proto::prefix_segment::PrefixView;
+    let d = scratch("enforce/respect");
+    std::fs::write(d.join("race.c"), RACE).unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "race", "race.c"]).unwrap();
+    correct_trace(&d, "./race");
+    let trace_path = d.join("run.trace");
+    for (name, keep) in [("full", None), ("part", Some("3"))] {
+        let mut args = vec!["constrain", "--trace", "ok.trace", "--out"];
+        let file = format!("{name}.prefix");
+        args.push(&file);
+        if let Some(k) = keep {
+            args.extend(["--keep", k]);
+        }
+        assert!(irs_in(&d, &args).status.success());
+        let bytes = std::fs::read(d.join(&file)).unwrap();
+        let view = PrefixView::parse(&bytes, None).unwrap();
+        let cut = view.cutoff(0);
+        for i in 0..300 {
+            let o = run(Command::new(d.join("race")).env("IRS_PREFIX", d.join(&file)).env("IRS_CHAOS", "1").env("IRS_TRACE", &trace_path), None, T).unwrap();
+            let t = shared_proto::Trace::read(&trace_path).unwrap();
+            if let Err(e) = shared_proto::prefix_check::check(&t, &view, &cut) {
+                panic!("{name} prefix, run {i}: {e}\n{}", irs::trace_view::table(&t));
+            }
+            if name == "full" {
+                assert!(o.status.success(), "{}", o.stderr);
+            }
+        }
+    }
+    // The check is not vacuous: runs without the prefix break it.
+    let bytes = std::fs::read(d.join("full.prefix")).unwrap();
+    let view = PrefixView::parse(&bytes, None).unwrap();
+    let cut = view.cutoff(0);
+    let broken = (0..300).any(|_| {
+        let _ = run(Command::new(d.join("race")).env("IRS_CHAOS", "1").env("IRS_MODE", "record").env("IRS_TRACE", &trace_path), None, T).unwrap();
+        let t = shared_proto::Trace::read(&trace_path).unwrap();
+        shared_proto::prefix_check::check(&t, &view, &cut).is_err()
+    });
+    assert!(broken, "300 unconstrained runs all happened to respect the prefix");
+}

@@ -19,8 +19,11 @@ pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
         Mode::Record => {}
         Mode::Enforce => {
             chaos::perturb();
+            // The rules first, outside the recorder lock; then recorded (if recording too).
             enforcer::before(Some(SiteId(site)));
-            return;
+            if !recorder::active() {
+                return;
+            }
         }
         Mode::Chaos => return chaos::perturb(),
         Mode::Explore => {
@@ -39,14 +42,21 @@ pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
 #[no_mangle]
 pub extern "C" fn __irs_after(site: u64) {
     match mode::get() {
-        Mode::Record => {}
+        Mode::Record | Mode::Enforce => {}
         Mode::Explore => return scheduler::access_after(),
-        Mode::Enforce => return enforcer::after(),
         Mode::Off | Mode::Chaos => return,
     }
-    let Some((p, depth_left)) = thread_state::pop_pending(site) else { return };
-    let Some((kind, size)) = abi::decode_info(p.info) else { return };
-    recorder::complete_access(SiteId(site), EventKind::Access(kind), ObjectRef::Memory { addr: p.addr, size, logical: None }, depth_left == 0);
+    if recorder::active() {
+        if let Some((p, depth_left)) = thread_state::pop_pending(site) {
+            if let Some((kind, size)) = abi::decode_info(p.info) {
+                recorder::complete_access(SiteId(site), EventKind::Access(kind), ObjectRef::Memory { addr: p.addr, size, logical: None }, depth_left == 0);
+            }
+        }
+    }
+    // Published after it is recorded: every event that waited for it comes later in the trace.
+    if mode::get() == Mode::Enforce {
+        enforcer::after();
+    }
 }
 
 /// # Safety
@@ -68,7 +78,7 @@ pub extern "C" fn __irs_on_violation(
     function: *const c_char,
 ) {
     let mode = mode::get();
-    if matches!(mode, Mode::Off | Mode::Enforce | Mode::Chaos) {
+    if !(mode == Mode::Explore || recorder::active()) {
         return;
     }
     let Some(kind) = abi::violation_kind(kind) else { return };

@@ -198,7 +198,7 @@ pub fn start_thread(tid: Option<u32>) {
         me.free.set(free);
         free
     });
-    thread_flag::set_active(!free);
+    thread_flag::set_active(!free || crate::recorder::active());
 }
 
 /// Has every thread completed its events of the cutoff in force?
@@ -287,7 +287,10 @@ fn wait_for(e: &Enforcer, me: &Me, u: u32, count: u32, waiter: (u32, u32)) -> bo
 
 fn become_free(me: &Me) {
     me.free.set(true);
-    thread_flag::set_active(false);
+    // Recording alongside: free threads keep calling back so that their events are recorded.
+    if !crate::recorder::active() {
+        thread_flag::set_active(false);
+    }
 }
 
 fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<SiteId>) {
@@ -379,13 +382,20 @@ fn publish(t: u32, v: u32) {
     }
 }
 
-/// The calling thread ends: its exit event, then it counts as infinitely advanced.
-pub fn exit_thread() {
-    let t = ME.with(|me| me.tid.get());
-    let Some(t) = t else { return };
+/// The calling thread ends: the rules of its exit event ...
+pub fn exit_before() {
     before(None);
-    ME.with(|me| me.open.set(0));
-    publish(t, u32::MAX);
+}
+
+/// ... and then it counts as infinitely advanced.
+pub fn exit_after() {
+    let t = ME.with(|me| {
+        me.open.set(0);
+        me.tid.get()
+    });
+    if let Some(t) = t {
+        publish(t, u32::MAX);
+    }
 }
 
 /// Is the calling thread still constrained (so that wrappers announce its events)?

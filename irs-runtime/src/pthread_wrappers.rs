@@ -13,41 +13,52 @@ use std::ffi::{c_int, c_void};
 
 type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
 
+/// What a new thread needs before its start routine: its logical id in the recording and its
+/// logical id in the prefix (each when that mode is on).
 struct Start {
     routine: StartRoutine,
     arg: *mut c_void,
-    tid: ThreadId,
+    recorded: Option<ThreadId>,
+    enforced: Option<u32>,
 }
 
-/// A thread started in ENFORCE or chaos mode: its logical id in the prefix, if any.
-struct EnforcedStart {
-    routine: StartRoutine,
-    arg: *mut c_void,
-    tid: Option<u32>,
-}
-
-extern "C" fn enforced_trampoline(start: *mut c_void) -> *mut c_void {
-    // SAFETY: `start` is the Box<EnforcedStart> leaked by __irs_pthread_create for this thread.
-    let start = unsafe { Box::from_raw(start as *mut EnforcedStart) };
-    let enforcing = mode::get() == Mode::Enforce;
-    if enforcing {
-        enforcer::start_thread(start.tid);
-    } else {
+extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
+    // SAFETY: `start` is the Box<Start> leaked by __irs_pthread_create for this thread only.
+    let start = unsafe { Box::from_raw(start as *mut Start) };
+    if let Some(t) = start.recorded {
+        thread_state::register(t);
+    }
+    if enforcing() {
+        enforcer::start_thread(start.enforced);
+    }
+    if recording() || mode::get() == Mode::Chaos {
         thread_flag::set_active(true);
     }
     let ret = (start.routine)(start.arg);
-    if enforcing {
-        enforcer::exit_thread();
-    }
+    thread_ends();
     ret
 }
 
-/// Run `op` as one event of a constrained thread (ENFORCE): its rules before, its count after.
+/// The calling thread's exit event: its rules, then recorded, then published.
+fn thread_ends() {
+    if enforcing() {
+        enforcer::exit_before();
+    }
+    if recording() {
+        recorder::thread_exit();
+    }
+    if enforcing() {
+        enforcer::exit_after();
+    }
+}
+
+/// Run `op` as one event: under ENFORCE, its rules before and its count after (the count is
+/// published after `op` returns, so a recorded event precedes every event that waited for it).
 fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
-    if mode::get() == Mode::Chaos || mode::get() == Mode::Enforce {
+    if matches!(mode::get(), Mode::Chaos | Mode::Enforce) {
         chaos::perturb();
     }
-    if mode::get() == Mode::Enforce && enforcer::constrained() {
+    if enforcing() && enforcer::constrained() {
         enforcer::before(Some(SiteId(site)));
         let r = op();
         enforcer::after();
@@ -57,24 +68,24 @@ fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
     }
 }
 
-extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
-    // SAFETY: `start` is the Box<Start> leaked by __irs_pthread_create for this thread only.
-    let start = unsafe { Box::from_raw(start as *mut Start) };
-    thread_state::register(start.tid);
-    thread_flag::set_active(true);
-    let ret = (start.routine)(start.arg);
-    recorder::thread_exit();
-    ret
+/// RECORD mode, or ENFORCE with a trace being recorded alongside.
+fn recording() -> bool {
+    recorder::active()
 }
 
-fn recording() -> bool {
-    mode::get() == Mode::Record
+fn enforcing() -> bool {
+    mode::get() == Mode::Enforce
 }
 
 /// EXPLORE: every thread is a fiber of the controlled scheduler; mutexes and joins are modelled
 /// there (one fiber runs at a time, so the real pthread objects are not used).
 fn explore() -> bool {
     mode::get() == Mode::Explore
+}
+
+/// Nothing to do but the call itself (OFF, or a mode that does not watch this).
+fn plain() -> bool {
+    mode::get() == Mode::Off
 }
 
 /// # Safety
@@ -90,38 +101,34 @@ pub unsafe extern "C" fn __irs_pthread_create(
     if explore() {
         return scheduler::create(thread as *mut u64, routine, arg, site);
     }
-    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
-        let tid = if mode::get() == Mode::Enforce { enforcer::child_identity() } else { None };
-        let start = Box::into_raw(Box::new(EnforcedStart { routine, arg, tid })) as *mut c_void;
-        return enforced(site, || {
-            // SAFETY: the caller's arguments, with our trampoline owning `start`.
-            let rc = unsafe { libc::pthread_create(thread, attr, enforced_trampoline, start) };
-            if rc != 0 {
-                // SAFETY: the thread was not created, so `start` is still ours.
-                drop(unsafe { Box::from_raw(start as *mut EnforcedStart) });
-            }
-            rc
-        });
-    }
-    if !recording() {
+    if plain() {
         // SAFETY: forwarded unchanged from the caller.
         return unsafe { libc::pthread_create(thread, attr, routine, arg) };
     }
-    let mut r = recorder::lock();
-    let tid = r.new_child();
-    let start = Box::into_raw(Box::new(Start { routine, arg, tid })) as *mut c_void;
-    // SAFETY: the caller's arguments, with our trampoline owning `start`.
-    let rc = unsafe { libc::pthread_create(thread, attr, trampoline, start) };
-    if rc != 0 {
-        // SAFETY: the thread was not created, so `start` is still ours.
-        drop(unsafe { Box::from_raw(start as *mut Start) });
-        r.forget_child(tid);
-        return rc;
-    }
-    // SAFETY: pthread_create succeeded and filled `*thread`.
-    r.bind_pthread(unsafe { *thread } as u64, tid);
-    r.push(Some(SiteId(site)), EventKind::Create, ObjectRef::Thread(tid));
-    rc
+    let enforced_id = if enforcing() { enforcer::child_identity() } else { None };
+    enforced(site, || {
+        // Recording: hold the recorder across the creation, so the child's first event follows
+        // its creation in the trace.
+        let mut rec = recording().then(recorder::lock);
+        let recorded = rec.as_mut().map(|r| r.new_child());
+        let start = Box::into_raw(Box::new(Start { routine, arg, recorded, enforced: enforced_id })) as *mut c_void;
+        // SAFETY: the caller's arguments, with our trampoline owning `start`.
+        let rc = unsafe { libc::pthread_create(thread, attr, trampoline, start) };
+        if rc != 0 {
+            // SAFETY: the thread was not created, so `start` is still ours.
+            drop(unsafe { Box::from_raw(start as *mut Start) });
+            if let (Some(r), Some(t)) = (rec.as_mut(), recorded) {
+                r.forget_child(t);
+            }
+            return rc;
+        }
+        if let (Some(r), Some(t)) = (rec.as_mut(), recorded) {
+            // SAFETY: pthread_create succeeded and filled `*thread`.
+            r.bind_pthread(unsafe { *thread } as u64, t);
+            r.push(Some(SiteId(site)), EventKind::Create, ObjectRef::Thread(t));
+        }
+        rc
+    })
 }
 
 /// # Safety
@@ -131,19 +138,17 @@ pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mu
     if explore() {
         return scheduler::join(thread as u64, retval, site);
     }
-    if mode::get() == Mode::Enforce {
-        // SAFETY: forwarded unchanged.
-        return enforced(site, || unsafe { libc::pthread_join(thread, retval) });
-    }
-    // SAFETY: forwarded unchanged.
-    let rc = unsafe { libc::pthread_join(thread, retval) };
-    if rc == 0 && recording() {
-        let mut r = recorder::lock();
-        if let Some(tid) = r.thread_of(thread as u64) {
-            r.push(Some(SiteId(site)), EventKind::Join, ObjectRef::Thread(tid));
+    enforced(site, || {
+        // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
+        let rc = unsafe { libc::pthread_join(thread, retval) };
+        if rc == 0 && recording() {
+            let mut r = recorder::lock();
+            if let Some(tid) = r.thread_of(thread as u64) {
+                r.push(Some(SiteId(site)), EventKind::Join, ObjectRef::Thread(tid));
+            }
         }
-    }
-    rc
+        rc
+    })
 }
 
 /// # Safety
@@ -153,12 +158,7 @@ pub unsafe extern "C" fn __irs_pthread_exit(retval: *mut c_void, _site: u64) -> 
     if explore() {
         scheduler::exit_thread(retval);
     }
-    if mode::get() == Mode::Enforce {
-        enforcer::exit_thread();
-    }
-    if recording() {
-        recorder::thread_exit();
-    }
+    thread_ends();
     // SAFETY: forwarded unchanged.
     unsafe { libc::pthread_exit(retval) }
 }
@@ -182,16 +182,14 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
     if explore() {
         return scheduler::lock(m as u64, site);
     }
-    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
-        // SAFETY: forwarded unchanged.
-        return enforced(site, || unsafe { libc::pthread_mutex_lock(m) });
-    }
-    // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
-    let rc = unsafe { libc::pthread_mutex_lock(m) };
-    if rc == 0 && recording() {
-        recorder::lock().push(Some(SiteId(site)), EventKind::Lock, ObjectRef::Mutex { addr: m as u64 });
-    }
-    rc
+    enforced(site, || {
+        // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
+        let rc = unsafe { libc::pthread_mutex_lock(m) };
+        if rc == 0 && recording() {
+            recorder::lock().push(Some(SiteId(site)), EventKind::Lock, ObjectRef::Mutex { addr: m as u64 });
+        }
+        rc
+    })
 }
 
 /// # Safety
@@ -201,21 +199,16 @@ pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_
     if explore() {
         return scheduler::unlock(m as u64, site);
     }
-    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
-        // SAFETY: forwarded unchanged.
-        return enforced(site, || unsafe { libc::pthread_mutex_unlock(m) });
-    }
-    if !recording() {
-        // SAFETY: forwarded unchanged.
-        return unsafe { libc::pthread_mutex_unlock(m) };
-    }
-    let mut r = recorder::lock();
-    // SAFETY: forwarded unchanged; unlocking never blocks.
-    let rc = unsafe { libc::pthread_mutex_unlock(m) };
-    if rc == 0 {
-        r.push(Some(SiteId(site)), EventKind::Unlock, ObjectRef::Mutex { addr: m as u64 });
-    }
-    rc
+    enforced(site, || {
+        // Recording: unlock under the recorder lock, so no later lock of `m` precedes it there.
+        let rec = recording().then(recorder::lock);
+        // SAFETY: forwarded unchanged; unlocking never blocks.
+        let rc = unsafe { libc::pthread_mutex_unlock(m) };
+        if let (0, Some(mut r)) = (rc, rec) {
+            r.push(Some(SiteId(site)), EventKind::Unlock, ObjectRef::Mutex { addr: m as u64 });
+        }
+        rc
+    })
 }
 
 /// # Safety
@@ -225,20 +218,16 @@ pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex
     if explore() {
         return scheduler::trylock(m as u64, site);
     }
-    if matches!(mode::get(), Mode::Enforce | Mode::Chaos) {
-        // SAFETY: forwarded unchanged.
-        return enforced(site, || unsafe { libc::pthread_mutex_trylock(m) });
-    }
-    if !recording() {
-        // SAFETY: forwarded unchanged.
-        return unsafe { libc::pthread_mutex_trylock(m) };
-    }
-    let mut r = recorder::lock();
-    // SAFETY: forwarded unchanged; trylock never blocks.
-    let rc = unsafe { libc::pthread_mutex_trylock(m) };
-    let kind = if rc == 0 { EventKind::TryLock } else { EventKind::TryLockFail };
-    r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64 });
-    rc
+    enforced(site, || {
+        let rec = recording().then(recorder::lock);
+        // SAFETY: forwarded unchanged; trylock never blocks.
+        let rc = unsafe { libc::pthread_mutex_trylock(m) };
+        if let Some(mut r) = rec {
+            let kind = if rc == 0 { EventKind::TryLock } else { EventKind::TryLockFail };
+            r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64 });
+        }
+        rc
+    })
 }
 
 // ---- what glibc keeps per OS thread: per logical thread in EXPLORE -------------------------

@@ -50,8 +50,17 @@ thread_local! {
     static HELD: RefCell<Option<MutexGuard<'static, RecorderState>>> = const { RefCell::new(None) };
 }
 
+/// Recording is on (RECORD mode, or alongside ENFORCE).
+static ACTIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn active() -> bool {
+    // Relaxed: set at start-up before any other thread exists.
+    ACTIVE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Start recording: `main` becomes `T0`.
 pub fn init(path: PathBuf, argv: Vec<String>, program: ProgramInfo) {
+    ACTIVE.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = CONFIG.set(Config { path, argv, program, pid: std::process::id() });
     let mut r = RECORDER.lock();
     r.threads.push(ThreadInfo { id: ThreadId::MAIN, parent: None, nth_child: 0 });

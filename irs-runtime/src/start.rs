@@ -14,6 +14,15 @@ use std::path::PathBuf;
 
 type UserMain = extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
 
+/// # Safety
+/// `argv` holds `argc` NUL-terminated strings (main's arguments).
+unsafe fn argv_strings(argc: c_int, argv: *mut *mut c_char) -> Vec<String> {
+    (0..argc.max(0) as usize)
+        // SAFETY: per the contract.
+        .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
+        .collect()
+}
+
 fn fail(msg: &str) -> ! {
     eprintln!("irs-runtime: {msg}");
     std::process::exit(2)
@@ -76,13 +85,26 @@ pub unsafe extern "C" fn __irs_start(
             fail(&e);
         }
         mode::set(mode);
+        // A trace recorded alongside (IRS_TRACE): to check that the run respects the prefix.
+        let trace = std::env::var_os(TRACE_VAR);
+        if let Some(t) = &trace {
+            // SAFETY: only the main thread exists.
+            unsafe { std::env::remove_var(TRACE_VAR) };
+            // SAFETY: the arguments main received.
+            recorder::init(PathBuf::from(t), unsafe { argv_strings(argc, argv) }, program);
+            process_exit::install();
+        }
         enforcer::start_main();
-        return user_main(argc, argv, envp);
+        if trace.is_none() {
+            return user_main(argc, argv, envp);
+        }
+        let code = user_main(argc, argv, envp);
+        recorder::thread_exit();
+        recorder::finish(Outcome::Exit(code), true);
+        return code;
     }
-    let args: Vec<String> = (0..argc.max(0) as usize)
-        // SAFETY: argv holds argc NUL-terminated strings.
-        .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
-        .collect();
+    // SAFETY: the arguments main received.
+    let args = unsafe { argv_strings(argc, argv) };
     if mode == Mode::Explore {
         mode::set(mode);
         crate::explore_server::serve(argc, argv, envp, user_main, args);

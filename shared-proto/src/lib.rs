@@ -18,6 +18,7 @@ pub mod ids;
 pub mod logical_addr;
 pub mod module_descriptor;
 pub mod outcome;
+pub mod prefix_check;
 pub mod prefix_segment;
 pub mod requirement_table;
 pub mod site;
