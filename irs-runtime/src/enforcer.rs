@@ -260,7 +260,9 @@ fn wait_for(e: &Enforcer, me: &Me, u: u32, count: u32, waiter: (u32, u32)) -> bo
         if e.released.load(Ordering::Acquire) || e.published.load(Ordering::Acquire) != me.epoch.get() {
             return false;
         }
-        if !backoff.is_completed() {
+        // Spin, then yield, for a while before parking: the events waited for are usually
+        // microseconds away, and a futex wake costs tens of them on a busy machine.
+        if !backoff.is_completed() || started.elapsed() < SPIN_BEFORE_PARK {
             backoff.snooze();
             continue;
         }
@@ -284,6 +286,9 @@ fn wait_for(e: &Enforcer, me: &Me, u: u32, count: u32, waiter: (u32, u32)) -> bo
         }
     }
 }
+
+/// How long a waiter spins and yields before it parks.
+const SPIN_BEFORE_PARK: Duration = Duration::from_micros(50);
 
 fn become_free(me: &Me) {
     me.free.set(true);
