@@ -8,7 +8,7 @@ export LLVM_SYS_140_PREFIX=/usr/lib/llvm-14
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test --release --workspace 2>&1 | tee "$log"
+cargo test --release --workspace --no-fail-fast 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 # One closing line with the totals over every test binary.

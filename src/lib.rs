@@ -10,3 +10,4 @@ pub mod record;
 pub mod replay;
 pub mod svg_plot;
 pub mod trace_view;
+pub mod verify;

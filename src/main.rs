@@ -90,6 +90,46 @@ enum Command {
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
+    /// Explore every schedule of a program that matters, by k-partial Quasi-Optimal POR over
+    /// its unfolding: each Mazurkiewicz trace of a complete run at least once (exactly once with
+    /// --optimal). Reports every violation, crash and deadlock with a schedule file that
+    /// `irs replay --schedule FILE` reproduces.
+    /// Exit code: 0 nothing found, 1 violation/crash/deadlock, 2 error.
+    Verify {
+        /// k-partial alternatives: k = 1 is SDPOR-like, larger k blocks fewer executions.
+        #[arg(long, conflicts_with = "optimal", value_parser = clap::value_parser!(u64).range(1..))]
+        k: Option<u64>,
+        /// Optimal exploration (k = ∞): no sleep-set-blocked execution (the default).
+        #[arg(long)]
+        optimal: bool,
+        /// Stop after this many executions (the verdict is then `incomplete`).
+        #[arg(long)]
+        max_executions: Option<u64>,
+        /// Stop after this many seconds (the verdict is then `incomplete`).
+        #[arg(long)]
+        time_limit: Option<f64>,
+        /// Per-execution time limit in seconds (a run that takes longer does not terminate).
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// Print one JSON object with the results as the last line of stdout.
+        #[arg(long)]
+        json: bool,
+        /// Where to write schedule files of bugs.
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+        /// Write the schedule of every explored complete execution to this file, one per line.
+        #[arg(long)]
+        schedules_out: Option<PathBuf>,
+        /// Skip-pointer step of the unfolding's object trees.
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+        skip_step: u32,
+        /// File every execution reads on stdin (default: nothing).
+        #[arg(long)]
+        stdin: Option<PathBuf>,
+        /// The program (built by `irs cc`) and its arguments, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
     /// Build an admissible prefix from a trace of a complete run (`irs record` or
     /// `irs replay --trace-out`): the requirement table and a first cutoff vector.
     Constrain {
@@ -319,6 +359,74 @@ fn main() -> ExitCode {
                     ExitCode::from(if r.found_bug() { 1 } else { 0 })
                 }
                 Err(e) => fail(format_args!("explore: {e}")),
+            }
+        }
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, stdin, command } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            if !(timeout > 0.0 && timeout.is_finite()) {
+                return fail("verify: --timeout must be a positive number of seconds");
+            }
+            if time_limit.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
+                return fail("verify: --time-limit must be a positive number of seconds");
+            }
+            let stdin = match stdin {
+                Some(p) => match std::fs::read(&p) {
+                    Ok(b) => b,
+                    Err(e) => return fail(format_args!("verify: cannot read {}: {e}", p.display())),
+                },
+                None => Vec::new(),
+            };
+            let k = k.map(|k| k as usize);
+            let opts = irs_verifier::qpor::Options {
+                k,
+                max_executions,
+                time_limit: time_limit.map(std::time::Duration::from_secs_f64),
+                skip_step,
+            };
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
+            let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), |s| {
+                if tty {
+                    let secs = s.elapsed.as_secs_f64().max(1e-9);
+                    eprint!(
+                        "\rirs verify: {} executions ({} SSB), {} events, {:.0} runs/s, {:.1} s   ",
+                        s.executions, s.ssb, s.events_created, s.runs as f64 / secs, secs
+                    );
+                }
+            });
+            if tty {
+                eprintln!();
+            }
+            match result {
+                Ok(o) => {
+                    let s = &o.report.stats;
+                    let secs = s.elapsed.as_secs_f64();
+                    println!("mode: {}", match k { Some(k) => format!("{k}-partial alternatives"), None => "optimal".into() });
+                    println!(
+                        "executions: {}  SSB: {}  traces: {}  events: {} (peak in memory {})",
+                        s.executions, s.ssb, s.traces, s.events_created, s.events_peak
+                    );
+                    println!(
+                        "time: {secs:.2} s ({:.0}% running the program, {} runs, {:.0} runs/s); peak memory {} MB",
+                        100.0 * s.executor_micros as f64 / 1e6 / secs.max(1e-9),
+                        s.runs,
+                        s.runs as f64 / secs.max(1e-9),
+                        o.peak_rss_kb / 1024
+                    );
+                    if let Some(why) = &o.report.stopped {
+                        println!("incomplete: {why}");
+                    }
+                    for (b, f) in o.report.bugs.iter().chain(&o.report.nonterminating).zip(&o.schedule_files) {
+                        println!("found: {} ({} executions)", b.outcome, b.count);
+                        println!("  reproduce: irs replay --schedule {} -- {}", f.display(), command.join(" "));
+                    }
+                    println!("verdict: {}", o.verdict());
+                    if json {
+                        println!("{}", irs::verify::to_json(&o, k));
+                    }
+                    ExitCode::from(o.exit_code())
+                }
+                Err(e) => fail(format_args!("verify: {e}")),
             }
         }
         Command::Constrain { trace, out, keep, cut } => {

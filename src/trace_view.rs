@@ -33,7 +33,7 @@ pub fn table(trace: &Trace) -> String {
         let site = e.site.and_then(|s| sites.get(&s).copied());
         let mut object = trace.object_name(&sym, &e.object);
         if object == "-" {
-            if let shared_proto::ObjectRef::Memory { addr, .. } | shared_proto::ObjectRef::Mutex { addr } = e.object {
+            if let shared_proto::ObjectRef::Memory { addr, .. } | shared_proto::ObjectRef::Mutex { addr, .. } = e.object {
                 object = format!("{addr:#x}");
             }
         }

@@ -7,7 +7,6 @@ use crate::chaos;
 use crate::enforcer;
 use crate::recorder;
 use crate::scheduler;
-use shared_proto::explore_buffer::ChildOutcome;
 use crate::thread_state::{self, Pending};
 use shared_proto::abi;
 use shared_proto::{EventKind, ObjectRef, Outcome, SiteId};
@@ -90,7 +89,7 @@ pub extern "C" fn __irs_on_violation(
         _ => String::new(),
     };
     if mode == Mode::Explore {
-        scheduler::finish(ChildOutcome::Violation(kind, &message));
+        scheduler::violation(kind, &message);
     }
     recorder::lock().set_violation(Outcome::Violation { kind, message });
     // The program is about to abort: write the trace now, keep recording in case it does not.

@@ -186,7 +186,7 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
         // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
         let rc = unsafe { libc::pthread_mutex_lock(m) };
         if rc == 0 && recording() {
-            recorder::lock().push(Some(SiteId(site)), EventKind::Lock, ObjectRef::Mutex { addr: m as u64 });
+            recorder::lock().push(Some(SiteId(site)), EventKind::Lock, ObjectRef::Mutex { addr: m as u64, logical: None });
         }
         rc
     })
@@ -205,7 +205,7 @@ pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_
         // SAFETY: forwarded unchanged; unlocking never blocks.
         let rc = unsafe { libc::pthread_mutex_unlock(m) };
         if let (0, Some(mut r)) = (rc, rec) {
-            r.push(Some(SiteId(site)), EventKind::Unlock, ObjectRef::Mutex { addr: m as u64 });
+            r.push(Some(SiteId(site)), EventKind::Unlock, ObjectRef::Mutex { addr: m as u64, logical: None });
         }
         rc
     })
@@ -224,7 +224,7 @@ pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex
         let rc = unsafe { libc::pthread_mutex_trylock(m) };
         if let Some(mut r) = rec {
             let kind = if rc == 0 { EventKind::TryLock } else { EventKind::TryLockFail };
-            r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64 });
+            r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64, logical: None });
         }
         rc
     })

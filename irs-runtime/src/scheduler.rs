@@ -21,7 +21,7 @@ use crate::fiber_tls::{self, StaticTls};
 use crate::thread_flag;
 use crate::explore_server::Continuation;
 use shared_proto::explore_protocol::{Policy, RequestView, MAX_SCHEDULE};
-use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, OpRecord, MAX_THREADS};
+use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, OpRecord, BLOCKED_STEP, MAX_THREADS};
 use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::cell::UnsafeCell;
 use std::collections::{BTreeMap, HashMap};
@@ -49,6 +49,8 @@ struct LogicalThread {
     tls: Box<[u8]>,
     errno: c_int,
     finished: bool,
+    /// Stopped at a violation: finished for the scheduler, but never joinable.
+    halted: bool,
     /// The operation it waits to perform, or performs now (`None` while it runs invisible code).
     pending: Option<OpRecord>,
     /// Accesses opened while `pending` is being performed (the store of a memcpy whose load is
@@ -71,6 +73,7 @@ impl LogicalThread {
             tls,
             errno: 0,
             finished: false,
+            halted: false,
             pending: None,
             nested: Vec::new(),
             next_k: 0,
@@ -207,7 +210,7 @@ impl Scheduler {
         let Some(op) = th.pending.filter(|_| !th.finished) else { return false };
         match op.kind {
             EventKind::Lock => !self.owners.contains_key(&op.addr),
-            EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished),
+            EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished && !j.halted),
             _ => true,
         }
     }
@@ -219,6 +222,9 @@ impl Scheduler {
                 Some(owner) => format!("T{t} waits for mutex {:#x} held by T{owner}", op.addr),
                 None => format!("T{t} waits for mutex {:#x}", op.addr),
             },
+            EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.halted) => {
+                format!("T{t} waits to join T{}, which stopped at a violation", op.addr)
+            }
             EventKind::Join => format!("T{t} waits to join T{}", op.addr),
             _ => format!("T{t} waits for {}", op.kind.name()),
         })
@@ -241,6 +247,9 @@ fn decide(me: usize) {
     let next = with(|s| {
         let enabled: Vec<usize> = (0..s.threads.len()).filter(|&t| s.enabled(t)).collect();
         if enabled.is_empty() {
+            // For the verifier: what the blocked threads wait to do (a pseudo step).
+            let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();
+            s.buffer.step(BLOCKED_STEP, &blocked);
             let waits: Vec<String> =
                 (0..s.threads.len()).filter(|&t| !s.threads[t].finished).filter_map(|t| s.describe_wait(t)).collect();
             return Err(waits.join("; "));
@@ -478,19 +487,25 @@ pub fn access_after() {
     done();
 }
 
+/// Wait to perform a mutex operation; the mutex is named by its logical address as well.
+fn mutex_op(kind: EventKind, m: u64, site: u64) {
+    let logical = with(|s| s.logical(m));
+    grant_op(kind, Some(SiteId(site)), m, 0, Some(logical));
+}
+
 pub fn lock(m: u64, site: u64) -> c_int {
-    grant(EventKind::Lock, Some(SiteId(site)), m, 0);
+    mutex_op(EventKind::Lock, m, site);
     with(|s| s.owners.insert(m, s.current as u32));
     done();
     0
 }
 
 pub fn unlock(m: u64, site: u64) -> c_int {
-    grant(EventKind::Unlock, Some(SiteId(site)), m, 0);
+    mutex_op(EventKind::Unlock, m, site);
     let owned = with(|s| s.owners.get(&m) == Some(&(s.current as u32)));
     if !owned {
         // Unlocking a mutex one does not hold is undefined behaviour: a bug worth reporting.
-        finish(ChildOutcome::Violation(ViolationKind::Abort, &format!("T{} unlocks mutex {m:#x}, which it does not hold", current())));
+        violation(ViolationKind::Abort, &format!("T{} unlocks mutex {m:#x}, which it does not hold", current()));
     }
     with(|s| s.owners.remove(&m));
     done();
@@ -498,7 +513,7 @@ pub fn unlock(m: u64, site: u64) -> c_int {
 }
 
 pub fn trylock(m: u64, site: u64) -> c_int {
-    grant(EventKind::TryLock, Some(SiteId(site)), m, 0);
+    mutex_op(EventKind::TryLock, m, site);
     let got = with(|s| {
         let me = s.current as u32;
         if s.owners.contains_key(&m) {
@@ -523,11 +538,20 @@ extern "C" fn thread_main(arg: *mut c_void) {
 
 /// `pthread_create`: a create event, then the child runs to its first operation.
 pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64) -> c_int {
-    let child = with(|s| s.threads.len());
+    // Announced with the id the child would get now; other threads may create threads before
+    // this create is granted, so the id is fixed only when it is performed.
+    grant(EventKind::Create, Some(SiteId(site)), with(|s| s.threads.len()) as u64, 0);
+    let child = with(|s| {
+        let child = s.threads.len();
+        let cur = s.current;
+        if let Some(op) = s.threads[cur].pending.as_mut() {
+            op.addr = child as u64;
+        }
+        child
+    });
     if child >= MAX_THREADS {
         finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads")));
     }
-    grant(EventKind::Create, Some(SiteId(site)), child as u64, 0);
     let made = with(|s| {
         let stack = Stack::new(s.stack_bytes)?;
         let parent = s.current;
@@ -584,6 +608,24 @@ pub fn exit_thread(ret: *mut c_void) -> ! {
         });
     }
     leave(me as usize)
+}
+
+/// A violation (failed assert, abort, reach_error) in the running thread. The first one is the
+/// execution's outcome; the thread halts for good and the others go on to the end. A halted
+/// thread does nothing more, so it is independent of everything after: the executions the
+/// verifier sees stay those of the program's unfolding, and a violation of one thread does not
+/// hide a later one of another (DESIGN §8). `irs replay` of the schedule still ends in it.
+pub fn violation(kind: ViolationKind, message: &str) -> ! {
+    with(|s| s.buffer.outcome(ChildOutcome::Violation(kind, message)));
+    let me = current() as usize;
+    with(|s| {
+        let th = &mut s.threads[me];
+        th.finished = true;
+        th.halted = true;
+        th.pending = None;
+        th.nested.clear();
+    });
+    leave(me)
 }
 
 /// A finished thread hands over for good; when no thread is left the process exits (status 0,

@@ -62,6 +62,8 @@ pub struct Execution {
     pub trace: Trace,
     /// What the program printed (stdout and stderr together, at most 64 KiB).
     pub output: Vec<u8>,
+    /// At a deadlock: the operations the blocked threads wait to perform.
+    pub blocked: Vec<shared_proto::PendingOp>,
     /// Fork to end, as the server measured it.
     pub micros: u64,
     /// Of which the fork call in the server.
@@ -321,6 +323,8 @@ impl Executor {
             return Err(ExecError::Unsupported(err));
         }
         let outcome = match (resp.end, raw.outcome) {
+            // A violation stands even when the threads that went on after it never stopped.
+            (ProcessEnd::TimedOut, Some(o @ Outcome::Violation { .. })) => o,
             (ProcessEnd::TimedOut, _) => Outcome::Timeout { millis: timeout_ms },
             // A violation or deadlock the child reported stands; so does a signal it recorded.
             (_, Some(o)) => o,
@@ -343,7 +347,7 @@ impl Executor {
             steps: raw.steps,
             outcome,
         };
-        Ok(Execution { trace, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
+        Ok(Execution { trace, blocked: raw.blocked, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
     }
 
     pub fn program(&self) -> PathBuf {

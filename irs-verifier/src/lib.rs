@@ -1,5 +1,13 @@
-//! The IRS verifier (DESIGN §7–§8). For now: the executor that drives an instrumented program's
-//! fork server through controlled executions, and schedules as files.
+//! The IRS verifier (DESIGN §7–§8): the executor that drives an instrumented program's fork
+//! server through controlled executions, schedules as files, and the k-partial QPOR
+//! exploration (papers 000 and 002) over the program's unfolding.
 
+pub mod cex;
+pub mod comb;
+pub mod configuration;
 pub mod executor;
+pub mod object_table;
+pub mod qpor;
 pub mod schedule;
+pub mod thread_names;
+pub mod unfolding;

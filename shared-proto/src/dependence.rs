@@ -12,7 +12,8 @@ use crate::logical_addr::Region;
 pub enum ObjectKey {
     /// A 4-byte-aligned word of memory (by logical address when known, else raw).
     Word(Region, u64),
-    Mutex(u64),
+    /// A mutex, by the logical address of its `pthread_mutex_t` when known, else raw.
+    Mutex(Region, u64),
     /// A thread's life: its creation, its exit, joins of it.
     Thread(u32),
 }
@@ -40,7 +41,10 @@ pub fn objects_of(e: &Event) -> Vec<ObjectKey> {
             let last = (hi.saturating_sub(1) / 4).min(first + MAX_WORDS - 1);
             (first..=last).map(|w| ObjectKey::Word(region, w)).collect()
         }
-        (_, ObjectRef::Mutex { addr }) => vec![ObjectKey::Mutex(addr)],
+        (_, ObjectRef::Mutex { addr, logical }) => {
+            let (region, offset) = logical.map(|l| (l.region, l.offset)).unwrap_or((Region::Static, addr));
+            vec![ObjectKey::Mutex(region, offset)]
+        }
         (_, ObjectRef::Thread(t)) => vec![ObjectKey::Thread(t.0)],
         _ => Vec::new(),
     }

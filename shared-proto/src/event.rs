@@ -67,7 +67,7 @@ impl EventKind {
     pub fn object(self, addr: u64, size: u32, logical: Option<LogicalAddr>) -> ObjectRef {
         match self {
             EventKind::Access(_) => ObjectRef::Memory { addr, size, logical },
-            EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail => ObjectRef::Mutex { addr },
+            EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail => ObjectRef::Mutex { addr, logical },
             EventKind::Create | EventKind::Join | EventKind::Exit => ObjectRef::Thread(ThreadId(addr as u32)),
         }
     }
@@ -78,7 +78,7 @@ impl ObjectRef {
     pub fn to_raw(self) -> (u64, u32) {
         match self {
             ObjectRef::Memory { addr, size, .. } => (addr, size),
-            ObjectRef::Mutex { addr } => (addr, 0),
+            ObjectRef::Mutex { addr, .. } => (addr, 0),
             ObjectRef::Thread(t) => (t.0 as u64, 0),
         }
     }
@@ -91,7 +91,9 @@ pub enum ObjectRef {
     /// logical address where the runtime knows it (EXPLORE).
     Memory { addr: u64, size: u32, logical: Option<LogicalAddr> },
     /// A mutex, by the raw address of its `pthread_mutex_t`.
-    Mutex { addr: u64 },
+    /// And its logical address where the runtime knows it (EXPLORE): a mutex in a heap block
+    /// is named by the block, whatever address the allocator gave it in this run.
+    Mutex { addr: u64, logical: Option<LogicalAddr> },
     /// A logical thread (create, join, exit).
     Thread(ThreadId),
 }

@@ -19,6 +19,9 @@ pub const BUFFER_MAGIC: u64 = u64::from_le_bytes(*b"IRSXPLR1");
 pub const BUFFER_VERSION: u32 = 1;
 /// Logical threads one execution may have (the enabled set of a step is a 64-bit mask).
 pub const MAX_THREADS: usize = 64;
+/// The `chosen` of a last, pseudo step that lists the operations the threads left blocked at a
+/// deadlock were waiting to perform.
+pub const BLOCKED_STEP: u32 = u32::MAX;
 pub const MESSAGE_LEN: usize = 1024;
 
 const HEADER: usize = 4096;
@@ -269,6 +272,8 @@ pub struct Execution {
     pub threads: Vec<ThreadInfo>,
     pub events: Vec<Event>,
     pub steps: Vec<Step>,
+    /// At a deadlock: what every blocked thread was waiting to perform.
+    pub blocked: Vec<PendingOp>,
     /// `None` while the child reported nothing (it died before saying how it ended).
     pub outcome: Option<Outcome>,
     /// An internal limit was hit or the program did something EXPLORE does not support.
@@ -324,10 +329,12 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
     let steps_at = HEADER + cap.events as usize * EVENT;
     let enabled_at = steps_at + cap.steps as usize * STEP;
     let mut steps = Vec::with_capacity(ns as usize);
+    let mut blocked = Vec::new();
     for i in 0..ns as usize {
         let at = steps_at + i * STEP;
         let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
-        if first_event > ne || steps.last().is_some_and(|p: &Step| p.first_event >= first_event) {
+        let pseudo = chosen == BLOCKED_STEP && i + 1 == ns as usize;
+        if first_event > ne || (!pseudo && steps.last().is_some_and(|p: &Step| p.first_event >= first_event)) || steps.last().is_some_and(|p: &Step| p.first_event >= first_event) {
             return Err(corrupt(format!("step {i}: its first event is out of order")));
         }
         if first.checked_add(n).is_none_or(|end| end > nen) {
@@ -339,7 +346,11 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
             valid_tid(op.tid)?;
             enabled.push(op.pending());
         }
-        steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
+        if pseudo {
+            blocked = enabled;
+        } else {
+            steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
+        }
     }
     let message = || {
         let n = (get32(b, MESSAGE_BYTES) as usize).min(MESSAGE_LEN);
@@ -368,7 +379,7 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
         }
         c => return Err(corrupt(format!("bad outcome code {c}"))),
     };
-    Ok(Execution { threads, events, steps, outcome, tool_error })
+    Ok(Execution { threads, events, steps, blocked, outcome, tool_error })
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use std::io::Write;
 use std::path::Path;
 
 pub const TRACE_MAGIC: [u8; 8] = *b"IRSTRACE";
-pub const TRACE_FORMAT_VERSION: u32 = 1;
+/// 2: mutexes carry their logical address.
+pub const TRACE_FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -157,7 +158,7 @@ impl Trace {
                 Some(l) if l.region != Region::Static => l.to_string(),
                 _ => "-".to_string(),
             }),
-            ObjectRef::Mutex { addr } => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
+            ObjectRef::Mutex { addr, .. } => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
             ObjectRef::Thread(t) => t.to_string(),
         }
     }

@@ -1,0 +1,65 @@
+//! The configuration `C` the exploration stands at (QPOR paper, Alg. 1): the events along the
+//! current branch, with the last event on every object, undone in stack order on backtracking.
+
+use crate::object_table::ObjIdx;
+use crate::unfolding::{EventIdx, Unfolding};
+
+#[derive(Default)]
+pub struct Configuration {
+    last: Vec<Option<EventIdx>>,
+    events: Vec<EventIdx>,
+    undo: Vec<(ObjIdx, Option<EventIdx>)>,
+    marks: Vec<usize>,
+}
+
+impl Configuration {
+    pub fn last(&self, o: ObjIdx) -> Option<EventIdx> {
+        self.last.get(o.0 as usize).copied().flatten()
+    }
+
+    pub fn push(&mut self, u: &Unfolding, e: EventIdx) {
+        self.marks.push(self.undo.len());
+        for &o in u.objects(e) {
+            let i = o.0 as usize;
+            if self.last.len() <= i {
+                self.last.resize(i + 1, None);
+            }
+            self.undo.push((o, self.last[i]));
+            self.last[i] = Some(e);
+        }
+        self.events.push(e);
+    }
+
+    pub fn pop(&mut self) -> Option<EventIdx> {
+        let e = self.events.pop()?;
+        let mark = self.marks.pop().expect("one mark per event");
+        while self.undo.len() > mark {
+            let (o, prev) = self.undo.pop().expect("above mark");
+            self.last[o.0 as usize] = prev;
+        }
+        Some(e)
+    }
+
+    pub fn events(&self) -> &[EventIdx] {
+        &self.events
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// `x ∈ C`.
+    pub fn contains(&self, u: &Unfolding, x: EventIdx) -> bool {
+        let o = u.objects(x)[0];
+        self.last(o).is_some_and(|l| u.tree_le(o, x, l))
+    }
+
+    /// `[x] ∪ C` is a configuration.
+    pub fn compatible(&self, u: &Unfolding, x: EventIdx) -> bool {
+        u.compatible(x, |o| self.last(o))
+    }
+}

@@ -1,0 +1,432 @@
+//! The exploration: Alg. 1 of the QPOR paper (`Explore(C, D, A)`), driven by real executions
+//! (DESIGN §8). A run of the program under a schedule gives, step by step, the event it
+//! performed and the operations every enabled thread was about to perform; the walk over a run
+//! is the chain of recursive calls along one branch, adding `ex(C)` (the enabled events and the
+//! conflicting extensions of each new event) to `U` at every node. Backtracking pops nodes; at
+//! each, the event just explored joins the sleep set `D` and [`comb::alternative`] looks for a
+//! k-partial alternative `J`; if there is one, the next run follows a linearisation of
+//! `C ∪ J` and then the default policy. When a run's next event is in `D` the walk asks for
+//! another enabled event (one more run), and when every enabled event is in `D` the branch is
+//! sleep-set blocked (SSB). `U` is pruned to `Q_{C,D}` from time to time.
+
+use crate::cex;
+use crate::comb;
+use crate::configuration::Configuration;
+use crate::executor::{ExecError, Execution, Executor};
+use crate::object_table::{ObjIdx, ObjectTable};
+use crate::thread_names::{RunThreads, StableThread, ThreadNames};
+use crate::unfolding::{action_kind, Action, EventIdx, Unfolding};
+use shared_proto::dependence::objects_of;
+use shared_proto::{Event, EventKind, Outcome, PendingOp, ThreadId};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `Some(k)`: k-partial alternatives; `None`: optimal.
+    pub k: Option<usize>,
+    pub max_executions: Option<u64>,
+    pub time_limit: Option<Duration>,
+    /// Skip-pointer step of the object trees.
+    pub skip_step: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { k: None, max_executions: None, time_limit: None, skip_step: 16 }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Runs of the program that reached a leaf of the exploration (maximal or SSB).
+    pub executions: u64,
+    pub ssb: u64,
+    /// Maximal configurations explored (distinct traces).
+    pub traces: u64,
+    /// All runs, including those that only redirected a walk.
+    pub runs: u64,
+    /// Events in `U` now, the most ever, and ever created.
+    pub events_live: usize,
+    pub events_peak: usize,
+    pub events_created: u64,
+    /// Time spent in the executor (the program's runs, fork to answer), microseconds.
+    pub executor_micros: u64,
+    pub elapsed: Duration,
+}
+
+/// A bug found: how it ended, and the schedule that reproduces it.
+#[derive(Clone, Debug)]
+pub struct Bug {
+    pub outcome: Outcome,
+    pub schedule: Vec<ThreadId>,
+    /// How many explored executions ended this way.
+    pub count: u64,
+}
+
+#[derive(Debug)]
+pub struct Report {
+    pub stats: Stats,
+    pub bugs: Vec<Bug>,
+    /// Why the exploration did not finish (limits), `None` when it did.
+    pub stopped: Option<String>,
+    /// Executions that did not end (time-outs, event limits): the exploration below them is not
+    /// complete.
+    pub nonterminating: Vec<Bug>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("{0}")]
+    Exec(#[from] ExecError),
+    #[error("the program behaved differently for the same schedule (nondeterminism irs cannot control, such as time, randomness or input changing between runs): {0}")]
+    Nondeterministic(String),
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    #[error("internal error (a bug in irs): {0}")]
+    Internal(String),
+}
+
+struct Node {
+    event: EventIdx,
+    tid: ThreadId,
+    sleep: Vec<EventIdx>,
+}
+
+enum Leaf {
+    Maximal,
+    Blocked,
+    /// Run again with this schedule and walk on from node `from` with sleep set `sleep`.
+    Redirect { schedule: Vec<ThreadId>, from: usize, sleep: Vec<EventIdx> },
+}
+
+pub struct Verifier<'a> {
+    ex: &'a mut Executor,
+    opts: Options,
+    u: Unfolding,
+    objects: ObjectTable,
+    names: ThreadNames,
+    c: Configuration,
+    path: Vec<Node>,
+    stats: Stats,
+    bugs: Vec<Bug>,
+    nonterminating: Vec<Bug>,
+    started: Instant,
+    last_prune_live: usize,
+}
+
+/// Group outcomes into bugs: a message is one bug whatever schedule led to it.
+fn bug_key(o: &Outcome) -> String {
+    o.to_string()
+}
+
+impl<'a> Verifier<'a> {
+    pub fn new(ex: &'a mut Executor, opts: Options) -> Verifier<'a> {
+        let skip = opts.skip_step;
+        Verifier {
+            ex,
+            opts,
+            u: Unfolding::new(skip),
+            objects: ObjectTable::default(),
+            names: ThreadNames::default(),
+            c: Configuration::default(),
+            path: Vec::new(),
+            stats: Stats::default(),
+            bugs: Vec::new(),
+            nonterminating: Vec::new(),
+            started: Instant::now(),
+            last_prune_live: 0,
+        }
+    }
+
+    fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, VerifyError> {
+        let x = self.ex.run(schedule)?;
+        self.stats.runs += 1;
+        self.stats.executor_micros += x.total_micros;
+        if let Outcome::Infeasible { step, .. } = x.outcome() {
+            return Err(VerifyError::Nondeterministic(format!(
+                "a schedule that an earlier run made possible was infeasible at step {step} ({})",
+                x.outcome()
+            )));
+        }
+        Ok(x)
+    }
+
+    /// The whole exploration. `progress` is called now and then; `on_trace` with the schedule
+    /// of every maximal execution.
+    pub fn explore(mut self, mut progress: impl FnMut(&Stats), mut on_trace: impl FnMut(&[ThreadId], &Outcome)) -> Result<Report, VerifyError> {
+        self.started = Instant::now();
+        let first = self.run(&[])?;
+        // The same schedule must give the same run: check once, up front.
+        let again = self.run(&[])?;
+        if first.trace.events != again.trace.events || first.trace.outcome != again.trace.outcome {
+            return Err(VerifyError::Nondeterministic("two runs of the default schedule differ".into()));
+        }
+        let mut exec = first;
+        let (mut from, mut sleep, mut follow) = (0usize, Vec::new(), Vec::new());
+        let mut last_progress = Instant::now();
+        let stopped = loop {
+            let leaf = self.walk(&exec, from, sleep, follow)?;
+            match leaf {
+                Leaf::Redirect { schedule, from: f, sleep: s } => {
+                    exec = self.run(&schedule)?;
+                    from = f;
+                    sleep = s;
+                    follow = Vec::new();
+                    continue;
+                }
+                Leaf::Blocked => {
+                    self.stats.executions += 1;
+                    self.stats.ssb += 1;
+                }
+                Leaf::Maximal => {
+                    self.stats.executions += 1;
+                    self.stats.traces += 1;
+                    let outcome = exec.outcome().clone();
+                    on_trace(&exec.schedule(), &outcome);
+                    self.record(&exec, outcome);
+                }
+            }
+            if last_progress.elapsed() > Duration::from_millis(100) {
+                self.refresh_stats();
+                progress(&self.stats);
+                last_progress = Instant::now();
+            }
+            if let Some(m) = self.opts.max_executions.filter(|&m| self.stats.executions >= m) {
+                break Some(format!("stopped at the limit of {m} executions"));
+            }
+            if let Some(t) = self.opts.time_limit.filter(|&t| self.started.elapsed() >= t) {
+                break Some(format!("stopped at the time limit of {:.0} s", t.as_secs_f64()));
+            }
+            // Backtrack to the deepest node with an alternative.
+            let mut next = None;
+            while let Some(mut node) = self.path.pop() {
+                self.c.pop();
+                node.sleep.push(node.event);
+                if let Some(j) = comb::alternative(&self.u, &self.c, &node.sleep, self.opts.k) {
+                    next = Some((node.sleep, j));
+                    break;
+                }
+                self.maybe_prune();
+            }
+            let Some((s, j)) = next else { break None };
+            let schedule = self.schedule_through(&j)?;
+            exec = self.run(&schedule)?;
+            from = self.path.len();
+            sleep = s;
+            follow = j;
+        };
+        self.refresh_stats();
+        progress(&self.stats);
+        Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating })
+    }
+
+    fn refresh_stats(&mut self) {
+        self.stats.events_live = self.u.live();
+        self.stats.events_peak = self.stats.events_peak.max(self.u.live());
+        self.stats.events_created = self.u.created();
+        self.stats.elapsed = self.started.elapsed();
+    }
+
+    fn record(&mut self, exec: &Execution, outcome: Outcome) {
+        let list = match &outcome {
+            o if o.is_bug() => &mut self.bugs,
+            Outcome::Timeout { .. } | Outcome::EventLimit { .. } | Outcome::Incomplete => &mut self.nonterminating,
+            _ => return,
+        };
+        let key = bug_key(&outcome);
+        match list.iter_mut().find(|b| bug_key(&b.outcome) == key) {
+            Some(b) => b.count += 1,
+            None => list.push(Bug { outcome, schedule: exec.schedule(), count: 1 }),
+        }
+    }
+
+    /// The schedule of the current path followed by `extra` (events outside `C`, causes first).
+    fn schedule_through(&self, extra: &[EventIdx]) -> Result<Vec<ThreadId>, VerifyError> {
+        let mut runtime: HashMap<StableThread, ThreadId> = HashMap::new();
+        runtime.insert(StableThread(0), ThreadId(0));
+        let mut next = 1u32;
+        let mut created = |u: &Unfolding, objects: &ObjectTable, e: EventIdx, runtime: &mut HashMap<StableThread, ThreadId>| {
+            if u.event_kind(e) == EventKind::Create {
+                let me = u.thread(e);
+                for &o in u.objects(e) {
+                    if let Some(t) = objects.thread_of(o).filter(|&t| t != me) {
+                        runtime.insert(t, ThreadId(next));
+                        next += 1;
+                    }
+                }
+            }
+        };
+        let mut out = Vec::with_capacity(self.path.len() + extra.len());
+        for n in &self.path {
+            out.push(n.tid);
+            created(&self.u, &self.objects, n.event, &mut runtime);
+        }
+        for &e in extra {
+            let t = self.u.thread(e);
+            let Some(&rt) = runtime.get(&t) else {
+                return Err(VerifyError::Internal(format!("an alternative has an event of {t:?} before its creation")));
+            };
+            out.push(rt);
+            created(&self.u, &self.objects, e, &mut runtime);
+        }
+        Ok(out)
+    }
+
+    fn action_for(&mut self, threads: &RunThreads, tid: ThreadId, site: Option<shared_proto::SiteId>, kind: EventKind, events: &[Event]) -> (Action, ObjIdx) {
+        let me = threads.stable(tid);
+        let own = self.objects.thread(me);
+        let mut objs = vec![own];
+        if kind == EventKind::Create {
+            // The child is "the n-th thread `me` creates": runtime ids depend on what other
+            // threads created first, and a pending create's id may not be the final one.
+            let nth = self.path.iter().filter(|n| self.u.event_kind(n.event) == EventKind::Create && self.u.thread(n.event) == me).count();
+            let child = self.names.intern(Some(me), nth as u32);
+            objs.push(self.objects.thread(child));
+        } else {
+            for e in events {
+                for k in objects_of(e) {
+                    objs.push(self.objects.of_run(k, threads));
+                }
+            }
+        }
+        objs.sort_unstable();
+        objs.dedup();
+        (Action { thread: me, site, kind: action_kind(kind), objects: objs.into() }, own)
+    }
+
+    /// The event a thread about to perform `op` would be at `C`.
+    fn pending_event(&mut self, threads: &RunThreads, op: &PendingOp) -> EventIdx {
+        let ev = Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object };
+        let (action, _) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+        self.event_at_c(action, op.kind)
+    }
+
+    fn event_at_c(&mut self, action: Action, kind: EventKind) -> EventIdx {
+        let preds: Vec<Option<EventIdx>> = action.objects.iter().map(|&o| self.c.last(o)).collect();
+        let kind = match kind {
+            EventKind::TryLock | EventKind::TryLockFail => {
+                let m = action.objects.iter().copied().find(|&o| self.objects.class(o) == crate::object_table::ObjClass::Mutex);
+                match m {
+                    Some(m) if !cex::mutex_free_after(&self.u, m, self.c.last(m)) => EventKind::TryLockFail,
+                    _ => EventKind::TryLock,
+                }
+            }
+            k => k,
+        };
+        let a = self.u.action(action);
+        self.u.event(a, &preds, kind).0
+    }
+
+    /// Walk `exec` from node `from` (the path holds nodes `0..from`, `C` their events): the
+    /// recursive calls of Alg. 1 along this run.
+    fn walk(&mut self, exec: &Execution, from: usize, mut sleep: Vec<EventIdx>, mut follow: Vec<EventIdx>) -> Result<Leaf, VerifyError> {
+        debug_assert_eq!(self.path.len(), from);
+        let trace = &exec.trace;
+        let threads = RunThreads::new(&mut self.names, &trace.threads);
+        for (s, step) in trace.steps.iter().enumerate().skip(from) {
+            let first = step.first_event as usize;
+            let end = trace.steps.get(s + 1).map_or(trace.events.len(), |n| n.first_event as usize);
+            if first >= end || end > trace.events.len() {
+                // The run ended inside this operation (a crash): the run's configuration is
+                // what came before.
+                break;
+            }
+            let enabled: Vec<EventIdx> = step.enabled.iter().map(|op| self.pending_event(&threads, op)).collect();
+            let done = &trace.events[first..end];
+            let (action, own) = self.action_for(&threads, step.chosen, done[0].site, done[0].kind, done);
+            let e = self.event_at_c(action, done[0].kind);
+            if enabled.iter().all(|x| sleep.contains(x)) {
+                // Line 5 of Alg. 1: en(C) ⊆ D.
+                return Ok(Leaf::Blocked);
+            }
+            if !follow.is_empty() {
+                match follow.iter().position(|&x| x == e) {
+                    Some(i) => {
+                        follow.remove(i);
+                    }
+                    // A memcpy between two shared objects is one operation whose pending op
+                    // showed only its first half: the prediction can miss the second.
+                    None if end - first > 1 => {
+                        return Err(VerifyError::Unsupported(format!(
+                            "step {s} copies between two shared objects in one operation (a memcpy or struct assignment); irs cannot reorder around it yet"
+                        )))
+                    }
+                    None => {
+                        return Err(VerifyError::Nondeterministic(format!(
+                            "at step {s}, T{} did not perform the event an earlier run predicted",
+                            step.chosen.0
+                        )))
+                    }
+                }
+            } else if sleep.contains(&e) {
+                // Line 7 of Alg. 1: choose from en(C) \ D.
+                let other = step.enabled.iter().zip(&enabled).find(|(_, ev)| !sleep.contains(ev));
+                return Ok(match other {
+                    None => Leaf::Blocked,
+                    Some((op, _)) => {
+                        let mut schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
+                        schedule.push(op.tid);
+                        Leaf::Redirect { schedule, from: s, sleep }
+                    }
+                });
+            }
+            self.path.push(Node { event: e, tid: step.chosen, sleep: sleep.clone() });
+            self.c.push(&self.u, e);
+            cex::add_conflicting_extensions(&mut self.u, &self.objects, e, own);
+            let objs = self.u.objects(e).to_vec();
+            sleep.retain(|&d| self.u.objects(d).iter().all(|o| !objs.contains(o)));
+        }
+        if !follow.is_empty() {
+            return Err(VerifyError::Nondeterministic("a run ended before the events an earlier run predicted".into()));
+        }
+        for op in &exec.blocked {
+            let ev = Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object };
+            let (action, own) = self.action_for(&threads, op.tid, op.site, op.kind, &[ev]);
+            let preds: Vec<Option<EventIdx>> = action.objects.iter().map(|&o| self.c.last(o)).collect();
+            let a = self.u.action(action);
+            cex::add_blocked_extensions(&mut self.u, &self.objects, a, op.kind, &preds, own);
+        }
+        Ok(Leaf::Maximal)
+    }
+
+    /// Line 13 of Alg. 1, amortised: when `U` has doubled since the last time, keep only
+    /// `Q_{C,D}` (the events of `C` and of the sleep sets along the path, those in conflict
+    /// with any of them) and their histories.
+    fn maybe_prune(&mut self) {
+        let live = self.u.live();
+        if live < 4096 || live < 2 * self.last_prune_live {
+            return;
+        }
+        let mut anchors: Vec<EventIdx> = self.c.events().to_vec();
+        for n in &self.path {
+            anchors.extend(n.sleep.iter().copied());
+        }
+        let mut keep = vec![false; self.u.capacity()];
+        let all: Vec<EventIdx> = self.u.all().collect();
+        let sleeps: Vec<EventIdx> = self.path.iter().flat_map(|n| n.sleep.iter().copied()).collect();
+        for &x in &all {
+            if !self.c.compatible(&self.u, x) || sleeps.iter().any(|&d| d == x || self.u.conflict(d, x)) {
+                keep[x.0 as usize] = true;
+            }
+        }
+        for &a in &anchors {
+            keep[a.0 as usize] = true;
+        }
+        // Close under causality.
+        let mut stack: Vec<EventIdx> = all.iter().copied().filter(|x| keep[x.0 as usize]).collect();
+        while let Some(x) = stack.pop() {
+            for (_, p) in self.u.preds(x) {
+                if let Some(p) = p {
+                    if !keep[p.0 as usize] {
+                        keep[p.0 as usize] = true;
+                        stack.push(p);
+                    }
+                }
+            }
+        }
+        self.refresh_stats();
+        self.u.retain(&keep);
+        self.last_prune_live = self.u.live();
+    }
+}

@@ -1,0 +1,386 @@
+//! The part of the program's unfolding (its prime event structure, QPOR paper §2–3) discovered
+//! so far: the set `U` of Alg. 1. Events are hash-consed by (action, immediate predecessors), so
+//! the same event found in two executions is one [`EventIdx`].
+//!
+//! Every event belongs to one or more objects ([`ObjIdx`]: its own thread, memory words,
+//! mutexes, threads it creates or joins), and on each it has one immediate predecessor, the
+//! previous event on that object in its history. Per object these predecessor links form a
+//! tree (the thread trees and lock trees of §5.1, generalised to every object), and each node
+//! keeps a skip pointer (§5.2: the node at depth `d`, when `d` is a multiple of the skip step,
+//! points to its ancestor at depth `d - step`), so ancestor queries take
+//! `O(depth / step + step)` steps.
+//!
+//! Each event also stores its *frontier*: for every object touched in its history, the last
+//! event on it. This is the `tmax` of §5.1 extended from threads to all objects; with it
+//! causality and conflict reduce to ancestor queries in one tree (Theorem 6, generalised from
+//! locks to objects): `a ≤ b` iff `a` is an ancestor-or-self of `b`'s last event on any object of
+//! `a`; `a # b` iff on some object both touched, their last events are incomparable.
+
+use crate::object_table::ObjIdx;
+use crate::thread_names::StableThread;
+use shared_proto::{EventKind, SiteId};
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventIdx(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActionIdx(pub u32);
+
+/// What a thread does, independent of when: the thread, the instruction, the kind (a trylock is
+/// one action whether it succeeds or not) and the objects, its own thread's object included.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Action {
+    pub thread: StableThread,
+    pub site: Option<SiteId>,
+    pub kind: EventKind,
+    /// Sorted, without duplicates.
+    pub objects: Box<[ObjIdx]>,
+}
+
+/// The action's kind with a trylock's result dropped.
+pub fn action_kind(kind: EventKind) -> EventKind {
+    match kind {
+        EventKind::TryLockFail => EventKind::TryLock,
+        k => k,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct TreeNode {
+    pred: Option<EventIdx>,
+    /// 1 for an event without predecessor on the object (the root `⊥` has depth 0).
+    depth: u32,
+    skip: Option<EventIdx>,
+}
+
+struct Event {
+    action: ActionIdx,
+    /// The kind as it happens with this history (trylock or trylock-fail).
+    kind: EventKind,
+    /// Parallel to the action's objects.
+    nodes: Box<[TreeNode]>,
+    /// `(object, last event on it in [e])`, sorted by object.
+    frontier: Box<[(ObjIdx, EventIdx)]>,
+}
+
+pub struct Unfolding {
+    events: Vec<Option<Event>>,
+    free: Vec<EventIdx>,
+    by_key: HashMap<(ActionIdx, Box<[Option<EventIdx>]>), EventIdx>,
+    actions: Vec<Action>,
+    action_index: HashMap<Action, ActionIdx>,
+    children: HashMap<(ObjIdx, Option<EventIdx>), Vec<EventIdx>>,
+    skip_step: u32,
+    live: usize,
+    created: u64,
+}
+
+impl Unfolding {
+    pub fn new(skip_step: u32) -> Unfolding {
+        Unfolding {
+            events: Vec::new(),
+            free: Vec::new(),
+            by_key: HashMap::new(),
+            actions: Vec::new(),
+            action_index: HashMap::new(),
+            children: HashMap::new(),
+            skip_step: skip_step.max(1),
+            live: 0,
+            created: 0,
+        }
+    }
+
+    pub fn action(&mut self, a: Action) -> ActionIdx {
+        if let Some(&i) = self.action_index.get(&a) {
+            return i;
+        }
+        let i = ActionIdx(self.actions.len() as u32);
+        self.actions.push(a.clone());
+        self.action_index.insert(a, i);
+        i
+    }
+
+    pub fn action_of(&self, e: EventIdx) -> &Action {
+        &self.actions[self.ev(e).action.0 as usize]
+    }
+
+    pub fn action_idx(&self, e: EventIdx) -> ActionIdx {
+        self.ev(e).action
+    }
+
+    pub fn actions(&self, a: ActionIdx) -> &Action {
+        &self.actions[a.0 as usize]
+    }
+
+    fn ev(&self, e: EventIdx) -> &Event {
+        self.events[e.0 as usize].as_ref().expect("a live event")
+    }
+
+    /// Events in `U` now, and ever created.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    pub fn created(&self) -> u64 {
+        self.created
+    }
+
+    pub fn thread(&self, e: EventIdx) -> StableThread {
+        self.action_of(e).thread
+    }
+
+    pub fn event_kind(&self, e: EventIdx) -> EventKind {
+        self.ev(e).kind
+    }
+
+    pub fn objects(&self, e: EventIdx) -> &[ObjIdx] {
+        &self.action_of(e).objects
+    }
+
+    fn slot(&self, e: EventIdx, o: ObjIdx) -> Option<usize> {
+        self.objects(e).iter().position(|&x| x == o)
+    }
+
+    /// `e`'s immediate predecessor on object `o` (which `e` belongs to).
+    pub fn pred(&self, e: EventIdx, o: ObjIdx) -> Option<EventIdx> {
+        self.slot(e, o).and_then(|i| self.ev(e).nodes[i].pred)
+    }
+
+    pub fn preds(&self, e: EventIdx) -> impl Iterator<Item = (ObjIdx, Option<EventIdx>)> + '_ {
+        self.objects(e).iter().copied().zip(self.ev(e).nodes.iter().map(|n| n.pred))
+    }
+
+    fn depth(&self, e: EventIdx, o: ObjIdx) -> u32 {
+        self.ev(e).nodes[self.slot(e, o).expect("event on object")].depth
+    }
+
+    /// The last event on `o` in `[e]`.
+    pub fn last_on(&self, e: EventIdx, o: ObjIdx) -> Option<EventIdx> {
+        let f = &self.ev(e).frontier;
+        f.binary_search_by_key(&o, |&(x, _)| x).ok().map(|i| f[i].1)
+    }
+
+    pub fn frontier(&self, e: EventIdx) -> &[(ObjIdx, EventIdx)] {
+        &self.ev(e).frontier
+    }
+
+    /// The ancestor-or-self of `x` at depth `d` in `o`'s tree (`d` ≤ `x`'s depth, `d` ≥ 1).
+    fn ancestor_at(&self, o: ObjIdx, mut x: EventIdx, d: u32) -> EventIdx {
+        loop {
+            let n = self.ev(x).nodes[self.slot(x, o).expect("event on object")];
+            if n.depth == d {
+                return x;
+            }
+            x = match n.skip {
+                Some(s) if self.depth(s, o) >= d => s,
+                _ => n.pred.expect("depth above 1 has a predecessor"),
+            };
+        }
+    }
+
+    /// `a` is `b` or an ancestor of `b` in `o`'s tree (both on `o`).
+    pub fn tree_le(&self, o: ObjIdx, a: EventIdx, b: EventIdx) -> bool {
+        let (da, db) = (self.depth(a, o), self.depth(b, o));
+        da <= db && self.ancestor_at(o, b, da) == a
+    }
+
+    fn comparable(&self, o: ObjIdx, a: EventIdx, b: EventIdx) -> bool {
+        let (da, db) = (self.depth(a, o), self.depth(b, o));
+        if da <= db {
+            self.ancestor_at(o, b, da) == a
+        } else {
+            self.ancestor_at(o, a, db) == b
+        }
+    }
+
+    /// Causality: `a ≤ b`.
+    pub fn le(&self, a: EventIdx, b: EventIdx) -> bool {
+        if a == b {
+            return true;
+        }
+        let o = self.objects(a)[0];
+        self.last_on(b, o).is_some_and(|l| self.tree_le(o, a, l))
+    }
+
+    /// Conflict: `[a] ∪ [b]` is not a configuration.
+    pub fn conflict(&self, a: EventIdx, b: EventIdx) -> bool {
+        let (fa, fb) = (self.frontier(a), self.frontier(b));
+        let (mut i, mut j) = (0, 0);
+        while i < fa.len() && j < fb.len() {
+            match fa[i].0.cmp(&fb[j].0) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    if !self.comparable(fa[i].0, fa[i].1, fb[j].1) {
+                        return true;
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        false
+    }
+
+    /// `[e] ∪ C` is a configuration, where `last` gives `C`'s last event per object.
+    pub fn compatible(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>) -> bool {
+        self.frontier(e).iter().all(|&(o, x)| last(o).map_or(true, |c| self.comparable(o, x, c)))
+    }
+
+    /// Events whose predecessor on `o` is `pred`.
+    pub fn children(&self, o: ObjIdx, pred: Option<EventIdx>) -> &[EventIdx] {
+        self.children.get(&(o, pred)).map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    pub fn find(&self, action: ActionIdx, preds: &[Option<EventIdx>]) -> Option<EventIdx> {
+        self.by_key.get(&(action, preds.into())).copied()
+    }
+
+    /// The event of `action` with these immediate predecessors (parallel to the action's
+    /// objects), created if new. The predecessors' histories must be compatible.
+    pub fn event(&mut self, action: ActionIdx, preds: &[Option<EventIdx>], kind: EventKind) -> (EventIdx, bool) {
+        if let Some(e) = self.find(action, preds) {
+            return (e, false);
+        }
+        let objects = self.actions[action.0 as usize].objects.clone();
+        debug_assert_eq!(objects.len(), preds.len());
+        let idx = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.events.push(None);
+                EventIdx(self.events.len() as u32 - 1)
+            }
+        };
+        // Frontier: the deepest last event per object over the predecessors' histories.
+        let mut all: Vec<(ObjIdx, u32, EventIdx)> = Vec::new();
+        for p in preds.iter().flatten() {
+            for &(o, x) in self.frontier(*p) {
+                all.push((o, self.depth(x, o), x));
+            }
+        }
+        all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        all.dedup_by_key(|t| t.0);
+        let mut frontier: Vec<(ObjIdx, EventIdx)> = all.into_iter().filter(|t| !objects.contains(&t.0)).map(|t| (t.0, t.2)).collect();
+        frontier.extend(objects.iter().map(|&o| (o, idx)));
+        frontier.sort_unstable_by_key(|t| t.0);
+        let mut nodes = Vec::with_capacity(objects.len());
+        for (&o, &pred) in objects.iter().zip(preds) {
+            let depth = pred.map_or(0, |p| self.depth(p, o)) + 1;
+            let skip = match pred {
+                Some(p) if depth % self.skip_step == 0 && depth > self.skip_step => Some(self.ancestor_at(o, p, depth - self.skip_step)),
+                _ => None,
+            };
+            nodes.push(TreeNode { pred, depth, skip });
+            self.children.entry((o, pred)).or_default().push(idx);
+        }
+        self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), frontier: frontier.into() });
+        self.by_key.insert((action, preds.into()), idx);
+        self.live += 1;
+        self.created += 1;
+        (idx, true)
+    }
+
+    /// Every live event.
+    pub fn all(&self) -> impl Iterator<Item = EventIdx> + '_ {
+        self.events.iter().enumerate().filter(|(_, e)| e.is_some()).map(|(i, _)| EventIdx(i as u32))
+    }
+
+    /// Remove every event not in `keep`, which must be causally closed.
+    pub fn retain(&mut self, keep: &[bool]) {
+        for i in 0..self.events.len() {
+            if self.events[i].is_none() || keep.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let e = EventIdx(i as u32);
+            let ev = self.events[i].take().expect("checked");
+            let objects = &self.actions[ev.action.0 as usize].objects;
+            let preds: Box<[Option<EventIdx>]> = ev.nodes.iter().map(|n| n.pred).collect();
+            for (&o, n) in objects.iter().zip(ev.nodes.iter()) {
+                if let Some(v) = self.children.get_mut(&(o, n.pred)) {
+                    v.retain(|&c| c != e);
+                    if v.is_empty() {
+                        self.children.remove(&(o, n.pred));
+                    }
+                }
+            }
+            self.by_key.remove(&(ev.action, preds));
+            self.free.push(e);
+            self.live -= 1;
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.events.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(u: &mut Unfolding, t: u32, objs: &[u32]) -> ActionIdx {
+        let mut objects: Vec<ObjIdx> = objs.iter().map(|&o| ObjIdx(o)).collect();
+        objects.sort();
+        u.action(Action { thread: StableThread(t), site: None, kind: EventKind::Lock, objects: objects.into() })
+    }
+
+    /// Two threads (objects 0 and 1) write one word (object 9) in either order.
+    #[test]
+    fn causality_and_conflict_on_a_shared_word() {
+        let mut u = Unfolding::new(2);
+        let a = act(&mut u, 0, &[0, 9]);
+        let b = act(&mut u, 1, &[1, 9]);
+        let (a1, _) = u.event(a, &[None, None], EventKind::Lock);
+        let (b1, _) = u.event(b, &[None, None], EventKind::Lock);
+        let (b2, _) = u.event(b, &[None, Some(a1)], EventKind::Lock);
+        let (a2, _) = u.event(a, &[None, Some(b1)], EventKind::Lock);
+        assert_eq!(u.event(a, &[None, None], EventKind::Lock), (a1, false), "hash-consed");
+        assert!(u.conflict(a1, b1) && u.conflict(a1, a2) && u.conflict(b2, b1) && u.conflict(b2, a2));
+        assert!(u.le(a1, b2) && !u.le(b2, a1) && u.le(b1, a2) && !u.le(a1, a2));
+        assert!(!u.conflict(a1, b2));
+        assert_eq!(u.children(ObjIdx(9), None), &[a1, b1]);
+    }
+
+    /// A long chain on one object: ancestor queries through skip pointers agree with walking.
+    #[test]
+    fn skip_pointers_answer_ancestor_queries() {
+        for step in [1, 2, 3, 5, 16] {
+            let mut u = Unfolding::new(step);
+            let acts: Vec<ActionIdx> = (0..3).map(|t| act(&mut u, t, &[t, 7])).collect();
+            let mut chain = Vec::new();
+            let mut last: [Option<EventIdx>; 3] = [None; 3];
+            let mut prev = None;
+            for i in 0..60u32 {
+                let t = (i * 7 % 3) as usize;
+                let (e, _) = u.event(acts[t], &[last[t], prev], EventKind::Lock);
+                last[t] = Some(e);
+                prev = Some(e);
+                chain.push(e);
+            }
+            for i in 0..chain.len() {
+                for j in 0..chain.len() {
+                    assert_eq!(u.tree_le(ObjIdx(7), chain[i], chain[j]), i <= j, "step {step}");
+                    assert_eq!(u.le(chain[i], chain[j]), i <= j);
+                    assert!(!u.conflict(chain[i], chain[j]));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn retain_frees_and_reuses_slots() {
+        let mut u = Unfolding::new(4);
+        let a = act(&mut u, 0, &[0, 9]);
+        let b = act(&mut u, 1, &[1, 9]);
+        let (a1, _) = u.event(a, &[None, None], EventKind::Lock);
+        let (b1, _) = u.event(b, &[None, None], EventKind::Lock);
+        let mut keep = vec![false; u.capacity()];
+        keep[a1.0 as usize] = true;
+        u.retain(&keep);
+        assert_eq!(u.live(), 1);
+        assert!(u.children(ObjIdx(9), None) == [a1]);
+        let (b1again, new) = u.event(b, &[None, None], EventKind::Lock);
+        assert!(new && b1again == b1);
+    }
+}

@@ -1,0 +1,153 @@
+//! `irs verify`: exhaustive exploration of an instrumented program's schedules by k-partial
+//! QPOR (issue 5, DESIGN §8), with the result for people and as one JSON object.
+
+use crate::replay::{executor, ReplayError};
+use irs_verifier::executor::Options as ExecOptions;
+use irs_verifier::qpor::{self, Report, Stats, Verifier};
+use irs_verifier::schedule;
+use shared_proto::{Outcome, ThreadId};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyCliError {
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error(transparent)]
+    Verify(#[from] qpor::VerifyError),
+    #[error("cannot write {path}: {reason}")]
+    Write { path: String, reason: String },
+}
+
+/// What `irs verify` found: the report and where each bug's schedule was written.
+pub struct Outcomes {
+    pub report: Report,
+    pub schedule_files: Vec<PathBuf>,
+    pub peak_rss_kb: u64,
+}
+
+impl Outcomes {
+    pub fn verdict(&self) -> &'static str {
+        if !self.report.bugs.is_empty() {
+            "violation"
+        } else if self.report.stopped.is_some() || !self.report.nonterminating.is_empty() {
+            "incomplete"
+        } else {
+            "safe"
+        }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        if self.report.bugs.is_empty() { 0 } else { 1 }
+    }
+}
+
+/// The kind of a bug as `--json` names it.
+pub fn bug_kind(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Violation { kind, .. } => kind.name(),
+        Outcome::Signal(_) => "crash",
+        Outcome::Deadlock { .. } => "deadlock",
+        Outcome::Timeout { .. } => "timeout",
+        Outcome::EventLimit { .. } => "event-limit",
+        _ => "other",
+    }
+}
+
+pub fn bug_message(o: &Outcome) -> String {
+    match o {
+        Outcome::Violation { message, .. } => message.clone(),
+        Outcome::Signal(s) => format!("signal {s}"),
+        Outcome::Deadlock { waiting } => waiting.join("; "),
+        other => other.to_string(),
+    }
+}
+
+/// Peak resident set of this process, from /proc (kB).
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn verify(
+    program: &str,
+    args: &[String],
+    opts: qpor::Options,
+    exec: ExecOptions,
+    out_dir: &Path,
+    schedules_out: Option<&Path>,
+    progress: impl FnMut(&Stats),
+) -> Result<Outcomes, VerifyCliError> {
+    let mut ex = executor(program, args, exec)?;
+    let write_err = |p: &Path, e: std::io::Error| VerifyCliError::Write { path: p.display().to_string(), reason: e.to_string() };
+    let mut traces_file = match schedules_out {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| write_err(p, e))?)),
+        None => None,
+    };
+    let mut write_failed = None;
+    let report = Verifier::new(&mut ex, opts).explore(progress, |s: &[ThreadId], _o: &Outcome| {
+        if let Some(f) = traces_file.as_mut() {
+            if let Err(e) = f.write_all(schedule::format(s).as_bytes()) {
+                write_failed.get_or_insert(e);
+            }
+        }
+    })?;
+    if let (Some(p), Some(e)) = (schedules_out, write_failed) {
+        return Err(write_err(p, e));
+    }
+    if let (Some(p), Some(mut f)) = (schedules_out, traces_file) {
+        f.flush().map_err(|e| write_err(p, e))?;
+    }
+    if !report.bugs.is_empty() || !report.nonterminating.is_empty() {
+        std::fs::create_dir_all(out_dir).map_err(|e| write_err(out_dir, e))?;
+    }
+    let stem = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "prog".into());
+    let mut schedule_files = Vec::new();
+    for (i, b) in report.bugs.iter().chain(&report.nonterminating).enumerate() {
+        let path = out_dir.join(format!("{stem}.{}{i}.schedule", bug_kind(&b.outcome)));
+        std::fs::write(&path, schedule::format(&b.schedule)).map_err(|e| write_err(&path, e))?;
+        schedule_files.push(path);
+    }
+    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb() })
+}
+
+/// The one JSON object `--json` prints.
+pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
+    let s = &o.report.stats;
+    let secs = s.elapsed.as_secs_f64();
+    let bugs: Vec<serde_json::Value> = o
+        .report
+        .bugs
+        .iter()
+        .chain(&o.report.nonterminating)
+        .zip(&o.schedule_files)
+        .map(|(b, f)| {
+            serde_json::json!({
+                "kind": bug_kind(&b.outcome),
+                "message": bug_message(&b.outcome),
+                "schedule": f.display().to_string(),
+                "executions": b.count,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "traces": s.traces,
+        "ssb": s.ssb,
+        "executions": s.executions,
+        "runs": s.runs,
+        "events": s.events_created,
+        "events_peak": s.events_peak,
+        "seconds": secs,
+        "executor_seconds": s.executor_micros as f64 / 1e6,
+        "exec_per_sec": if secs > 0.0 { s.runs as f64 / secs } else { 0.0 },
+        "peak_rss_kb": o.peak_rss_kb,
+        "verdict": o.verdict(),
+        "stopped": o.report.stopped,
+        "violations": bugs,
+        "k": match k { Some(k) => serde_json::json!(k), None => serde_json::json!("optimal") },
+        "dependence": "memory words (4-byte, by logical address; reads included), mutexes, threads",
+    })
+}

@@ -1,0 +1,296 @@
+//! The independent oracle for `irs verify` (test code only): it enumerates EVERY interleaving
+//! of a program by brute force and groups them into Mazurkiewicz traces under the verifier's
+//! dependence (`shared_proto::dependence::objects_of`: two events of different threads are
+//! dependent iff they share an object).
+//!
+//! Nothing here uses the verifier: only the executor (`Executor::run`, which follows a schedule
+//! and then the default policy) and the trace it returns.
+//!
+//! * Enumeration: a DFS over schedules. Running a prefix continues with the default policy to the
+//!   end; for every step `i` at or after the prefix's length and every thread enabled at step `i`
+//!   other than the chosen one, `chosen[..i] + [that thread]` is a new prefix to explore. Every
+//!   sequence of scheduling choices is so visited exactly once.
+//! * Canonical form of an execution ([`key_of`]): per thread, the sequence of its events (kind,
+//!   site, objects); per object, the sequence of `(thread, k)` that touched it. Two executions
+//!   are the same trace iff their keys are equal. Runtime thread ids depend on the creation
+//!   order, which depends on the schedule when several threads create threads, so every thread
+//!   is named by its creation path instead (`main`, `main.0` for main's first child, `main.0.1`
+//!   for that thread's second child, ...): in event tids, thread objects, and the thread of heap
+//!   and stack logical addresses. Static addresses are named after the program's globals
+//!   (`x+4`), so keys do not depend on where the loader put the program either.
+#![allow(dead_code)]
+
+use irs_verifier::executor::{Execution, Executor};
+use shared_proto::dependence::{objects_of, ObjectKey};
+use shared_proto::{Outcome, Region, ThreadId, Trace};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// A bug as the oracle and `irs verify` report it: `kind` is `assert`, `abort`, `reach_error`,
+/// `crash` or `deadlock`; `message` is the violation's message (empty for deadlocks, whose
+/// description names runtime thread ids and addresses, and `signal N` for crashes).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bug {
+    pub kind: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Bug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.message.is_empty() {
+            write!(f, "{}", self.kind)
+        } else {
+            write!(f, "{}: {}", self.kind, self.message)
+        }
+    }
+}
+
+impl Bug {
+    /// Loose comparison with a bug someone else reported: same kind, and the messages equal
+    /// after trimming, or one contains the other. Deadlocks compare by kind alone, and so do
+    /// violations the oracle saw with an empty message (`abort`, `reach_error`).
+    pub fn matches(&self, kind: &str, message: &str) -> bool {
+        if self.kind != kind.trim() {
+            return false;
+        }
+        if self.kind == "deadlock" || self.message.is_empty() {
+            return true;
+        }
+        let (a, b) = (self.message.trim(), message.trim());
+        if self.kind == "crash" {
+            // `signal 11` against `signal 11`, `11`, `SIGSEGV (signal 11)`, ...
+            let digits = |s: &str| s.chars().filter(|c| c.is_ascii_digit()).collect::<String>();
+            return b.is_empty() || digits(a) == digits(b) || a.contains(b) || b.contains(a);
+        }
+        !b.is_empty() && (a == b || a.contains(b) || b.contains(a))
+    }
+}
+
+/// The bug an execution ended in, if any.
+pub fn bug_of(outcome: &Outcome) -> Option<Bug> {
+    match outcome {
+        Outcome::Violation { kind, message } => Some(Bug { kind: kind.name().to_string(), message: message.clone() }),
+        Outcome::Signal(s) => Some(Bug { kind: "crash".into(), message: format!("signal {s}") }),
+        Outcome::Deadlock { .. } => Some(Bug { kind: "deadlock".into(), message: String::new() }),
+        _ => None,
+    }
+}
+
+/// Whether an execution ran to an end the verifier counts (exit, violation, crash, deadlock).
+pub fn is_complete(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Exit(_) | Outcome::Violation { .. } | Outcome::Signal(_) | Outcome::Deadlock { .. })
+}
+
+/// The outcome with its schedule-dependent details removed: deadlock descriptions name runtime
+/// thread ids and raw addresses, so every deadlock is `deadlock`.
+pub fn outcome_class(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Deadlock { .. } => "deadlock".to_string(),
+        o => o.to_string(),
+    }
+}
+
+/// The stable name of every runtime thread of a trace, indexed by its id: its creation path.
+pub fn thread_names(trace: &Trace) -> Vec<String> {
+    let mut names: Vec<Option<String>> = vec![None; trace.threads.len()];
+    // Parents are created before their children, so ids are in a valid order already; loop
+    // until fixed anyway, in case a trace lists them otherwise.
+    loop {
+        let mut progress = false;
+        for t in &trace.threads {
+            let i = t.id.index();
+            if i >= names.len() || names[i].is_some() {
+                continue;
+            }
+            let name = match t.parent {
+                None => Some("main".to_string()),
+                Some(p) => names.get(p.index()).cloned().flatten().map(|pn| format!("{pn}.{}", t.nth_child)),
+            };
+            if name.is_some() {
+                names[i] = name;
+                progress = true;
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    names.into_iter().enumerate().map(|(i, n)| n.unwrap_or_else(|| format!("?T{i}"))).collect()
+}
+
+struct Namer<'a> {
+    names: Vec<String>,
+    /// (addr, size, name) of the globals, sorted by address.
+    globals: Vec<(u64, u64, &'a str)>,
+    /// Where unknown static memory is measured from (the lowest global), so that a relocated
+    /// program still gives the same names.
+    base: u64,
+}
+
+impl<'a> Namer<'a> {
+    fn new(trace: &'a Trace) -> Namer<'a> {
+        let mut globals: Vec<(u64, u64, &str)> = trace.globals.iter().map(|g| (g.addr, g.size, g.name.as_str())).collect();
+        globals.sort();
+        let base = globals.first().map(|g| g.0).unwrap_or(0);
+        Namer { names: thread_names(trace), globals, base }
+    }
+
+    fn thread(&self, t: ThreadId) -> String {
+        self.names.get(t.index()).cloned().unwrap_or_else(|| format!("?T{}", t.0))
+    }
+
+    fn static_addr(&self, addr: u64) -> String {
+        let i = self.globals.partition_point(|g| g.0 <= addr);
+        if let Some(&(a, size, name)) = i.checked_sub(1).and_then(|i| self.globals.get(i)) {
+            if addr - a < size.max(1) {
+                return format!("{name}+{}", addr - a);
+            }
+        }
+        format!("static@{}", addr as i128 - self.base as i128)
+    }
+
+    fn region(&self, r: Region, offset: u64) -> String {
+        match r {
+            Region::Static => self.static_addr(offset),
+            Region::Heap { thread, alloc } => format!("heap[{}#{alloc}]+{offset}", self.thread(thread)),
+            Region::Stack { thread } => format!("stack[{}]-{offset}", self.thread(thread)),
+        }
+    }
+
+    fn object(&self, o: &ObjectKey) -> String {
+        match *o {
+            // A word is named by its first byte (for a stack word: its lowest byte's distance
+            // below the stack's top).
+            ObjectKey::Word(r, w) => format!("word {}", self.region(r, w * 4)),
+            ObjectKey::Mutex(r, off) => format!("mutex {}", self.region(r, off)),
+            ObjectKey::Thread(t) => format!("thread {}", self.thread(ThreadId(t))),
+        }
+    }
+}
+
+/// The canonical key of an execution's Mazurkiewicz trace (see the module's documentation):
+/// equal keys iff same events per thread and same order on every object. Readable, one line per
+/// thread and per object.
+pub fn key_of(trace: &Trace) -> String {
+    let namer = Namer::new(trace);
+    let mut threads: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut objects: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in &trace.events {
+        let t = namer.thread(e.tid);
+        let objs: Vec<String> = objects_of(e).iter().map(|o| namer.object(o)).collect();
+        let site = e.site.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
+        threads.entry(t.clone()).or_default().push(format!("{}@{site}[{}]", e.kind.name(), objs.join(",")));
+        for o in objs {
+            objects.entry(o).or_default().push(format!("{t}#{}", e.k));
+        }
+    }
+    let mut key = String::new();
+    for (t, evs) in &threads {
+        let _ = writeln!(key, "thread {t}: {}", evs.join(" "));
+    }
+    for (o, evs) in &objects {
+        let _ = writeln!(key, "{o}: {}", evs.join(" "));
+    }
+    key
+}
+
+/// Canonicalise one execution (the verifier's, replayed): see [`key_of`].
+pub fn key_of_execution(e: &Execution) -> String {
+    key_of(&e.trace)
+}
+
+/// A schedule as `irs_verifier::schedule::parse` reads it.
+pub fn schedule_string(s: &[ThreadId]) -> String {
+    s.iter().map(|t| t.0.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// One trace the oracle found.
+#[derive(Clone, Debug)]
+pub struct TraceInfo {
+    /// The schedule of the first interleaving of it the oracle ran.
+    pub schedule: Vec<ThreadId>,
+    /// Its outcome (see [`outcome_class`]).
+    pub outcome: String,
+    pub bug: Option<Bug>,
+    /// How many interleavings belong to it.
+    pub interleavings: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct OracleResult {
+    /// Every interleaving (sequence of scheduling choices) run.
+    pub interleavings: usize,
+    /// The distinct traces, by canonical key.
+    pub traces: BTreeMap<String, TraceInfo>,
+    /// Every bug, with the schedule of the first interleaving that showed it.
+    pub bugs: BTreeMap<Bug, Vec<ThreadId>>,
+    /// Traces whose interleavings ended differently (the outcome is then not a function of the
+    /// trace, which the comparison with the verifier assumes): key, and the two outcomes with
+    /// their schedules. Should be empty for every corpus program.
+    pub inconsistent: Vec<String>,
+    pub seconds: f64,
+}
+
+impl OracleResult {
+    pub fn bug_set(&self) -> BTreeSet<Bug> {
+        self.bugs.keys().cloned().collect()
+    }
+}
+
+/// Run every interleaving of the program behind `ex`. Fails (with the schedule) on an execution
+/// that does not end properly (timeout, event limit, infeasible), on a run that does not follow
+/// its prefix, and beyond `max_interleavings`.
+pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<OracleResult, String> {
+    let start = Instant::now();
+    let mut r = OracleResult::default();
+    let mut stack: Vec<Vec<ThreadId>> = vec![Vec::new()];
+    while let Some(prefix) = stack.pop() {
+        if r.interleavings >= max_interleavings {
+            return Err(format!("more than {max_interleavings} interleavings: the program is too big for the oracle"));
+        }
+        let e = ex.run(&prefix).map_err(|err| format!("executor failed on schedule [{}]: {err}", schedule_string(&prefix)))?;
+        r.interleavings += 1;
+        let outcome = e.outcome().clone();
+        if !is_complete(&outcome) {
+            return Err(format!("schedule [{}] ended in `{outcome}`, not a complete execution", schedule_string(&prefix)));
+        }
+        let s = e.schedule();
+        if s.len() < prefix.len() || s[..prefix.len()] != prefix[..] {
+            return Err(format!("the run of prefix [{}] followed [{}] instead", schedule_string(&prefix), schedule_string(&s)));
+        }
+        for i in (prefix.len()..s.len()).rev() {
+            for p in e.trace.steps[i].enabled.iter().rev() {
+                if p.tid != s[i] {
+                    let mut next = s[..i].to_vec();
+                    next.push(p.tid);
+                    stack.push(next);
+                }
+            }
+        }
+        let key = key_of(&e.trace);
+        let class = outcome_class(&outcome);
+        let bug = bug_of(&outcome);
+        if let Some(b) = &bug {
+            r.bugs.entry(b.clone()).or_insert_with(|| s.clone());
+        }
+        match r.traces.get_mut(&key) {
+            Some(info) => {
+                info.interleavings += 1;
+                if info.outcome != class {
+                    r.inconsistent.push(format!(
+                        "one trace, two outcomes: `{}` (schedule {}) and `{class}` (schedule {})\n{key}",
+                        info.outcome,
+                        schedule_string(&info.schedule),
+                        schedule_string(&s)
+                    ));
+                }
+            }
+            None => {
+                r.traces.insert(key, TraceInfo { schedule: s, outcome: class, bug, interleavings: 1 });
+            }
+        }
+    }
+    r.seconds = start.elapsed().as_secs_f64();
+    Ok(r)
+}

@@ -1,0 +1,349 @@
+//! `irs verify` against an independent oracle (tests/common/oracle.rs): for every program of
+//! `tests/verify_programs/`, the oracle runs EVERY interleaving with the executor and groups them
+//! into Mazurkiewicz traces under the verifier's dependence. Then `irs verify` runs in three
+//! modes and must agree:
+//! - `--optimal`: as many traces as the oracle, no sleep-set-blocked execution, and its
+//!   schedules (`--schedules-out`), replayed and canonicalised, are exactly the oracle's traces,
+//!   each once;
+//! - `--k 1`, `--k 2`: its schedules cover every oracle trace (duplicates allowed);
+//! - every mode: the verdict, the exit code and the set of bugs are the oracle's, and every
+//!   reported bug's schedule file, replayed, ends in that bug.
+//!
+//! The oracle is also checked against the `expect-traces:` and `expect-bugs:` lines of each
+//! program's header (hand counts for the hand-written programs).
+//!
+//! Environment: `IRS_VERIFY_ORACLE_ONLY=1` runs the oracle alone (no `irs verify`);
+//! `IRS_VERIFY_FILTER=a,b` runs only the programs whose names contain `a` or `b`.
+
+mod common;
+#[path = "common/oracle.rs"]
+mod oracle;
+
+use common::*;
+use irs_verifier::executor::{Executor, Options};
+use oracle::{Bug, OracleResult};
+use shared_proto::ThreadId;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The oracle refuses programs with more interleavings than this.
+const MAX_INTERLEAVINGS: usize = 20_000;
+/// One `irs verify` run may take this long.
+const VERIFY_TIMEOUT: Duration = Duration::from_secs(300);
+
+struct Program {
+    name: String,
+    src: PathBuf,
+    exe: PathBuf,
+    expect_traces: Option<usize>,
+    expect_bugs: Option<BTreeSet<String>>,
+}
+
+fn programs(dir: &Path) -> Vec<Program> {
+    let filter: Vec<String> = std::env::var("IRS_VERIFY_FILTER").unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(String::from).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/verify_programs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    v.sort();
+    v.into_iter()
+        .filter_map(|src| {
+            let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+            if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+                return None;
+            }
+            let text = std::fs::read_to_string(&src).unwrap();
+            let field = |k: &str| text.lines().find_map(|l| l.split_once(k).map(|(_, v)| v.trim().to_string()));
+            let expect_traces = field("expect-traces:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad expect-traces")));
+            let expect_bugs = field("expect-bugs:").map(|v| {
+                v.split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty() && b != "none").collect::<BTreeSet<String>>()
+            });
+            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_bugs })
+        })
+        .collect()
+}
+
+/// What one `irs verify` run reported.
+#[derive(Debug)]
+struct Report {
+    traces: u64,
+    ssb: u64,
+    executions: u64,
+    verdict: String,
+    /// (kind, message, schedule file)
+    violations: Vec<(String, String, PathBuf)>,
+    exit: Option<i32>,
+    seconds: f64,
+    schedules: Vec<Vec<ThreadId>>,
+}
+
+fn run_verify(prog: &Program, mode: &[&str], work: &Path) -> Result<Report, String> {
+    let _ = std::fs::remove_dir_all(work);
+    std::fs::create_dir_all(work).unwrap();
+    let sched_file = work.join("schedules.txt");
+    let out_dir = work.join("bugs");
+    let mut cmd = Command::new(irs());
+    cmd.arg("verify").args(mode).arg("--json").arg("--out-dir").arg(&out_dir).arg("--schedules-out").arg(&sched_file).arg("--").arg(&prog.exe).current_dir(work);
+    let start = Instant::now();
+    let out = run(&mut cmd, None, VERIFY_TIMEOUT)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let last = out.stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let json: serde_json::Value = serde_json::from_str(last).map_err(|e| {
+        format!("the last line of stdout is not JSON ({e}); exit {}; stdout:\n{}\nstderr:\n{}", out.how(), out.stdout, out.stderr)
+    })?;
+    let num = |k: &str| json.get(k).and_then(|v| v.as_u64()).ok_or_else(|| format!("JSON has no integer `{k}`: {last}"));
+    let mut violations = Vec::new();
+    for v in json.get("violations").and_then(|v| v.as_array()).ok_or_else(|| format!("JSON has no `violations` array: {last}"))? {
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+        let path = PathBuf::from(s("schedule"));
+        let path = if path.is_absolute() { path } else { work.join(path) };
+        violations.push((s("kind"), s("message"), path));
+    }
+    let schedules = match std::fs::read_to_string(&sched_file) {
+        Ok(text) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| irs_verifier::schedule::parse(l).map_err(|e| format!("{}: {e}", sched_file.display())))
+            .collect::<Result<Vec<_>, _>>()?,
+        Err(e) => return Err(format!("cannot read --schedules-out {}: {e}", sched_file.display())),
+    };
+    Ok(Report {
+        traces: num("traces")?,
+        ssb: num("ssb")?,
+        executions: num("executions")?,
+        verdict: json.get("verdict").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+        violations,
+        exit: out.status.code(),
+        seconds,
+        schedules,
+    })
+}
+
+fn sched(s: &[ThreadId]) -> String {
+    oracle::schedule_string(s)
+}
+
+/// The checks of one mode; returns the failures (empty: pass) and a short summary.
+fn check_mode(prog: &Program, mode: &str, args: &[&str], ex: &mut Executor, truth: &OracleResult, dir: &Path) -> (Vec<String>, String) {
+    let mut fails = Vec::new();
+    let name = &prog.name;
+    let work = dir.join(format!("{name}.{mode}"));
+    let rep = match run_verify(prog, args, &work) {
+        Ok(r) => r,
+        Err(e) => return (vec![format!("{name} [{mode}]: irs verify failed: {e}")], "error".into()),
+    };
+    let mut fail = |m: String| fails.push(format!("{name} [{mode}]: {m}"));
+    let expect_bug = !truth.bugs.is_empty();
+    // Exit code and verdict.
+    let want_exit = if expect_bug { 1 } else { 0 };
+    if rep.exit != Some(want_exit) {
+        fail(format!("exit code {:?}, expected {want_exit}", rep.exit));
+    }
+    let want_verdict = if expect_bug { "violation" } else { "safe" };
+    if rep.verdict != want_verdict {
+        fail(format!("verdict `{}`, expected `{want_verdict}` (oracle bugs: {:?})", rep.verdict, truth.bug_set()));
+    }
+    // Counts.
+    if rep.executions != rep.traces + rep.ssb {
+        fail(format!("executions {} != traces {} + ssb {}", rep.executions, rep.traces, rep.ssb));
+    }
+    if rep.schedules.len() as u64 != rep.traces {
+        fail(format!("--schedules-out has {} lines, but traces = {}", rep.schedules.len(), rep.traces));
+    }
+    if mode == "optimal" {
+        if rep.traces != truth.traces.len() as u64 {
+            fail(format!("traces = {}, the oracle has {}", rep.traces, truth.traces.len()));
+        }
+        if rep.ssb != 0 {
+            fail(format!("ssb = {}, expected 0 in optimal mode", rep.ssb));
+        }
+    }
+    // Replay every schedule and canonicalise it.
+    let mut found: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, s) in rep.schedules.iter().enumerate() {
+        let e = match ex.run(s) {
+            Ok(e) => e,
+            Err(err) => {
+                fail(format!("replaying schedule line {} [{}]: {err}", i + 1, sched(s)));
+                continue;
+            }
+        };
+        if !oracle::is_complete(e.outcome()) {
+            fail(format!("schedule line {} [{}] replays to `{}`", i + 1, sched(s), e.outcome()));
+            continue;
+        }
+        if e.schedule() != *s {
+            fail(format!("schedule line {} is not a full schedule: [{}] runs as [{}]", i + 1, sched(s), sched(&e.schedule())));
+        }
+        let key = oracle::key_of(&e.trace);
+        if !truth.traces.contains_key(&key) {
+            fail(format!("schedule line {} [{}] ({}) is a trace the oracle does not have:\n{key}", i + 1, sched(s), e.outcome()));
+        }
+        found.entry(key).or_default().push(i + 1);
+    }
+    let mut missing = 0;
+    for (key, info) in &truth.traces {
+        if !found.contains_key(key) {
+            missing += 1;
+            if missing <= 3 {
+                fail(format!("misses the trace of schedule [{}] (outcome {}):\n{key}", sched(&info.schedule), info.outcome));
+            }
+        }
+    }
+    if missing > 3 {
+        fail(format!("misses {missing} of the oracle's {} traces in all", truth.traces.len()));
+    }
+    if mode == "optimal" {
+        let dups: Vec<String> = found.iter().filter(|(_, l)| l.len() > 1).map(|(_, l)| format!("lines {l:?}")).collect();
+        if !dups.is_empty() {
+            fail(format!("{} traces explored more than once: {}", dups.len(), dups.iter().take(5).cloned().collect::<Vec<_>>().join("; ")));
+        }
+    }
+    // Bugs: the same set, each reported once (deadlocks by kind: several are allowed), each
+    // schedule file reproducing its bug.
+    let mut matched: BTreeMap<Bug, usize> = BTreeMap::new();
+    for (kind, message, path) in &rep.violations {
+        match truth.bugs.keys().find(|b| b.matches(kind, message)) {
+            Some(b) => *matched.entry(b.clone()).or_default() += 1,
+            None => fail(format!("reports `{kind}: {message}`, which the oracle never saw (oracle bugs: {:?})", truth.bug_set())),
+        }
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                fail(format!("the schedule of `{kind}: {message}` ({}) cannot be read: {e}", path.display()));
+                continue;
+            }
+        };
+        let s = match irs_verifier::schedule::parse(&text) {
+            Ok(s) => s,
+            Err(e) => {
+                fail(format!("the schedule of `{kind}: {message}` ({}) does not parse: {e}", path.display()));
+                continue;
+            }
+        };
+        match ex.run(&s) {
+            Ok(e) => match oracle::bug_of(e.outcome()) {
+                Some(b) if b.matches(kind, message) => {}
+                _ => fail(format!("the schedule of `{kind}: {message}` [{}] replays to `{}`", sched(&s), e.outcome())),
+            },
+            Err(err) => fail(format!("replaying the schedule of `{kind}: {message}`: {err}")),
+        }
+    }
+    for (b, first) in &truth.bugs {
+        match matched.get(b) {
+            None => fail(format!("misses the bug `{b}` (oracle schedule [{}])", sched(first))),
+            Some(&n) if n > 1 && b.kind != "deadlock" => fail(format!("reports `{b}` {n} times")),
+            _ => {}
+        }
+    }
+    let summary = format!(
+        "{mode}: {}/{} traces {} ssb {:.1}s {}",
+        found.len(),
+        rep.traces,
+        rep.ssb,
+        rep.seconds,
+        if fails.is_empty() { "ok" } else { "FAIL" }
+    );
+    (fails, summary)
+}
+
+#[test]
+fn verify_agrees_with_the_brute_force_oracle() {
+    let dir = scratch("verify_oracle");
+    let progs = programs(&dir);
+    assert!(!progs.is_empty(), "no programs in tests/verify_programs (or IRS_VERIFY_FILTER matches none)");
+    let oracle_only = std::env::var("IRS_VERIFY_ORACLE_ONLY").is_ok_and(|v| !v.is_empty() && v != "0");
+    let workers = 2;
+    let failures = Mutex::new(Vec::<String>::new());
+    let lines = Mutex::new(BTreeMap::<String, String>::new());
+
+    // Build in parallel.
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(p) = progs.get(i) else { break };
+                if let Err(e) = irs_cc(&dir, &["-O1", "-pthread", "-o", p.exe.to_str().unwrap(), p.src.to_str().unwrap()]) {
+                    failures.lock().unwrap().push(format!("{}: does not build: {e}", p.name));
+                }
+            });
+        }
+    });
+    let built_ok = failures.lock().unwrap().is_empty();
+    assert!(built_ok, "{}", failures.into_inner().unwrap().join("\n"));
+
+    let start = Instant::now();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(p) = progs.get(i) else { break };
+                let mut fails = Vec::new();
+                let mut line = String::new();
+                let mut ex = match Executor::start(&p.exe, &[], Options::default()) {
+                    Ok(ex) => ex,
+                    Err(e) => {
+                        failures.lock().unwrap().push(format!("{}: the executor does not start: {e}", p.name));
+                        continue;
+                    }
+                };
+                let truth = match oracle::explore_all(&mut ex, MAX_INTERLEAVINGS) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        failures.lock().unwrap().push(format!("{} [oracle]: {e}", p.name));
+                        continue;
+                    }
+                };
+                let bugs: Vec<String> = truth.bugs.keys().map(|b| b.kind.clone()).collect();
+                let _ = write!(
+                    line,
+                    "{:<24} {:>6} interleavings {:>5} traces  bugs [{}]  oracle {:.1}s",
+                    p.name,
+                    truth.interleavings,
+                    truth.traces.len(),
+                    bugs.join(","),
+                    truth.seconds
+                );
+                // The oracle against the program's header.
+                for inc in &truth.inconsistent {
+                    fails.push(format!("{} [oracle]: {inc}", p.name));
+                }
+                if let Some(n) = p.expect_traces {
+                    if n != truth.traces.len() {
+                        fails.push(format!("{} [oracle]: {} traces, the header says {n}", p.name, truth.traces.len()));
+                    }
+                }
+                if let Some(want) = &p.expect_bugs {
+                    let got: BTreeSet<String> = truth.bugs.keys().map(|b| b.kind.clone()).collect();
+                    if &got != want {
+                        fails.push(format!("{} [oracle]: bugs {got:?}, the header says {want:?}", p.name));
+                    }
+                }
+                if !oracle_only {
+                    for (mode, args) in [("optimal", &["--optimal"][..]), ("k1", &["--k", "1"][..]), ("k2", &["--k", "2"][..])] {
+                        let (f, summary) = check_mode(p, mode, args, &mut ex, &truth, &dir);
+                        fails.extend(f);
+                        let _ = write!(line, "\n    {summary}");
+                    }
+                }
+                println!("{line}");
+                lines.lock().unwrap().insert(p.name.clone(), line);
+                failures.lock().unwrap().extend(fails);
+            });
+        }
+    });
+    println!("\n==== summary ({:.0} s) ====", start.elapsed().as_secs_f64());
+    for l in lines.into_inner().unwrap().values() {
+        println!("{l}");
+    }
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{} failure(s):\n{}", f.len(), f.join("\n\n"));
+}
