@@ -6,9 +6,9 @@
 //! mutexes, threads it creates or joins), and on each it has one immediate predecessor, the
 //! previous event on that object in its history. Per object these predecessor links form a
 //! tree (the thread trees and lock trees of §5.1, generalised to every object), and each node
-//! keeps a skip pointer (§5.2: the node at depth `d`, when `d` is a multiple of the skip step,
-//! points to its ancestor at depth `d - step`), so ancestor queries take
-//! `O(depth / step + step)` steps.
+//! keeps skip-list pointers (§5.2: a node at depth `d` points to its ancestors at distances
+//! `step`, `step²`, … for as many levels as `d` has trailing zeros in base `step`), so an
+//! ancestor query takes `O(step · log_step(depth))` steps.
 //!
 //! Each event also stores its *frontier*: for every object touched in its history, the last
 //! event on it. This is the `tmax` of §5.1 extended from threads to all objects; with it
@@ -46,12 +46,13 @@ pub fn action_kind(kind: EventKind) -> EventKind {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct TreeNode {
     pred: Option<EventIdx>,
     /// 1 for an event without predecessor on the object (the root `⊥` has depth 0).
     depth: u32,
-    skip: Option<EventIdx>,
+    /// `skips[l]`: the ancestor at depth `depth - step^(l+1)`.
+    skips: Box<[EventIdx]>,
 }
 
 struct Event {
@@ -168,14 +169,21 @@ impl Unfolding {
     /// The ancestor-or-self of `x` at depth `d` in `o`'s tree (`d` ≤ `x`'s depth, `d` ≥ 1).
     fn ancestor_at(&self, o: ObjIdx, mut x: EventIdx, d: u32) -> EventIdx {
         loop {
-            let n = self.ev(x).nodes[self.slot(x, o).expect("event on object")];
+            let n = &self.ev(x).nodes[self.slot(x, o).expect("event on object")];
             if n.depth == d {
                 return x;
             }
-            x = match n.skip {
-                Some(s) if self.depth(s, o) >= d => s,
-                _ => n.pred.expect("depth above 1 has a predecessor"),
-            };
+            // The longest jump that does not overshoot, else one step.
+            let mut next = n.pred.expect("depth above 1 has a predecessor");
+            let mut reach = self.skip_step as u64;
+            for &s in n.skips.iter() {
+                if (n.depth as u64) < d as u64 + reach {
+                    break;
+                }
+                next = s;
+                reach *= self.skip_step as u64;
+            }
+            x = next;
         }
     }
 
@@ -267,11 +275,16 @@ impl Unfolding {
         let mut nodes = Vec::with_capacity(objects.len());
         for (&o, &pred) in objects.iter().zip(preds) {
             let depth = pred.map_or(0, |p| self.depth(p, o)) + 1;
-            let skip = match pred {
-                Some(p) if depth % self.skip_step == 0 && depth > self.skip_step => Some(self.ancestor_at(o, p, depth - self.skip_step)),
-                _ => None,
-            };
-            nodes.push(TreeNode { pred, depth, skip });
+            let mut skips = Vec::new();
+            if let Some(p) = pred {
+                let step = self.skip_step as u64;
+                let mut dist = step;
+                while step > 1 && (depth as u64) % dist == 0 && (depth as u64) > dist {
+                    skips.push(self.ancestor_at(o, p, depth - dist as u32));
+                    dist *= step;
+                }
+            }
+            nodes.push(TreeNode { pred, depth, skips: skips.into() });
             self.children.entry((o, pred)).or_default().push(idx);
         }
         self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), frontier: frontier.into() });
