@@ -123,6 +123,9 @@ enum Command {
         /// Skip-pointer step of the unfolding's object trees.
         #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
         skip_step: u32,
+        /// Always run from `main` instead of from paused executions at backtracking points.
+        #[arg(long)]
+        no_snapshots: bool,
         /// File every execution reads on stdin (default: nothing).
         #[arg(long)]
         stdin: Option<PathBuf>,
@@ -361,7 +364,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, stdin, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, stdin, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -382,6 +385,7 @@ fn main() -> ExitCode {
                 max_executions,
                 time_limit: time_limit.map(std::time::Duration::from_secs_f64),
                 skip_step,
+                snapshot_gap: (!no_snapshots).then_some(irs_verifier::qpor::DEFAULT_SNAPSHOT_GAP),
             };
             let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());

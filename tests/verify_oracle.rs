@@ -9,8 +9,10 @@
 //! - every mode: the verdict, the exit code and the set of bugs are the oracle's, and every
 //!   reported bug's schedule file, replayed, ends in that bug.
 //!
-//! The oracle is also checked against the `expect-traces:` and `expect-bugs:` lines of each
-//! program's header (hand counts for the hand-written programs).
+//! The oracle is also checked against the `expect-traces:`, `expect-bugs:` and
+//! `expect-interleavings:` lines of each program's header: hand counts for the hand-written
+//! programs, and for the generated ones (`rand_*.c`) the counts of gen.py's own model of the
+//! program, an independent second oracle.
 //!
 //! Environment: `IRS_VERIFY_ORACLE_ONLY=1` runs the oracle alone (no `irs verify`);
 //! `IRS_VERIFY_FILTER=a,b` runs only the programs whose names contain `a` or `b`.
@@ -41,6 +43,7 @@ struct Program {
     src: PathBuf,
     exe: PathBuf,
     expect_traces: Option<usize>,
+    expect_interleavings: Option<usize>,
     expect_bugs: Option<BTreeSet<String>>,
 }
 
@@ -61,10 +64,11 @@ fn programs(dir: &Path) -> Vec<Program> {
             let text = std::fs::read_to_string(&src).unwrap();
             let field = |k: &str| text.lines().find_map(|l| l.split_once(k).map(|(_, v)| v.trim().to_string()));
             let expect_traces = field("expect-traces:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad expect-traces")));
+            let expect_interleavings = field("expect-interleavings:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad expect-interleavings")));
             let expect_bugs = field("expect-bugs:").map(|v| {
                 v.split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty() && b != "none").collect::<BTreeSet<String>>()
             });
-            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_bugs })
+            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_interleavings, expect_bugs })
         })
         .collect()
 }
@@ -131,13 +135,27 @@ fn sched(s: &[ThreadId]) -> String {
 
 /// The checks of one mode; returns the failures (empty: pass) and a short summary.
 fn check_mode(prog: &Program, mode: &str, args: &[&str], ex: &mut Executor, truth: &OracleResult, dir: &Path) -> (Vec<String>, String) {
-    let mut fails = Vec::new();
     let name = &prog.name;
     let work = dir.join(format!("{name}.{mode}"));
     let rep = match run_verify(prog, args, &work) {
         Ok(r) => r,
-        Err(e) => return (vec![format!("{name} [{mode}]: irs verify failed: {e}")], "error".into()),
+        Err(e) => return (vec![format!("{name} [{mode}]: irs verify failed: {e}")], format!("{mode}: irs verify failed")),
     };
+    let (fails, found) = check_report(name, mode, &rep, ex, truth);
+    let summary = format!(
+        "{mode}: {found}/{} traces {} ssb {:.1}s {}",
+        rep.traces,
+        rep.ssb,
+        rep.seconds,
+        if fails.is_empty() { "ok" } else { "FAIL" }
+    );
+    (fails, summary)
+}
+
+/// Check one report of `irs verify` against the oracle: the failures, and how many distinct
+/// oracle traces its schedules gave. `mode` is `optimal` or another (`k1`, `k2`).
+fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, truth: &OracleResult) -> (Vec<String>, usize) {
+    let mut fails = Vec::new();
     let mut fail = |m: String| fails.push(format!("{name} [{mode}]: {m}"));
     let expect_bug = !truth.bugs.is_empty();
     // Exit code and verdict.
@@ -228,9 +246,11 @@ fn check_mode(prog: &Program, mode: &str, args: &[&str], ex: &mut Executor, trut
             }
         };
         match ex.run(&s) {
-            Ok(e) => match oracle::bug_of(e.outcome()) {
-                Some(b) if b.matches(kind, message) => {}
-                _ => fail(format!("the schedule of `{kind}: {message}` [{}] replays to `{}`", sched(&s), e.outcome())),
+            // A run can have several bugs: the first is its outcome, the rest come after it
+            // (a thread that fails halts, the others go on).
+            Ok(e) => match std::iter::once(e.outcome()).chain(&e.more_bugs).filter_map(oracle::bug_of).find(|b| b.matches(kind, message)) {
+                Some(_) => {}
+                None => fail(format!("the schedule of `{kind}: {message}` [{}] replays to `{}`", sched(&s), e.outcome())),
             },
             Err(err) => fail(format!("replaying the schedule of `{kind}: {message}`: {err}")),
         }
@@ -242,15 +262,8 @@ fn check_mode(prog: &Program, mode: &str, args: &[&str], ex: &mut Executor, trut
             _ => {}
         }
     }
-    let summary = format!(
-        "{mode}: {}/{} traces {} ssb {:.1}s {}",
-        found.len(),
-        rep.traces,
-        rep.ssb,
-        rep.seconds,
-        if fails.is_empty() { "ok" } else { "FAIL" }
-    );
-    (fails, summary)
+    let n = found.keys().filter(|k| truth.traces.contains_key(*k)).count();
+    (fails, n)
 }
 
 #[test]
@@ -316,9 +329,17 @@ fn verify_agrees_with_the_brute_force_oracle() {
                 for inc in &truth.inconsistent {
                     fails.push(format!("{} [oracle]: {inc}", p.name));
                 }
+                if !truth.multi_violation.is_empty() {
+                    let _ = write!(line, "  ({} trace(s) where several threads fail)", truth.multi_violation.len());
+                }
                 if let Some(n) = p.expect_traces {
                     if n != truth.traces.len() {
                         fails.push(format!("{} [oracle]: {} traces, the header says {n}", p.name, truth.traces.len()));
+                    }
+                }
+                if let Some(n) = p.expect_interleavings {
+                    if n != truth.interleavings {
+                        fails.push(format!("{} [oracle]: {} interleavings, the header (gen.py's model) says {n}", p.name, truth.interleavings));
                     }
                 }
                 if let Some(want) = &p.expect_bugs {
@@ -346,4 +367,110 @@ fn verify_agrees_with_the_brute_force_oracle() {
     }
     let f = failures.into_inner().unwrap();
     assert!(f.is_empty(), "{} failure(s):\n{}", f.len(), f.join("\n\n"));
+}
+
+/// The checks above catch wrong reports: a report built from the oracle's own answer passes,
+/// and each kind of mistake a verifier could make fails with the message that names it. Runs
+/// without `irs verify`.
+#[test]
+fn the_checks_reject_wrong_reports() {
+    let dir = scratch("verify_oracle_checks");
+    let src = repo().join("tests/verify_programs/lost_update.c");
+    let exe = dir.join("lost_update");
+    irs_cc(&dir, &["-O1", "-pthread", "-o", exe.to_str().unwrap(), src.to_str().unwrap()]).unwrap();
+    let mut ex = Executor::start(&exe, &[], Options::default()).unwrap();
+    let truth = oracle::explore_all(&mut ex, MAX_INTERLEAVINGS).unwrap();
+    assert_eq!(truth.traces.len(), 6);
+    let (bug, bug_schedule) = truth.bugs.iter().next().map(|(b, s)| (b.clone(), s.clone())).expect("lost_update has a bug");
+    let safe_schedule = truth.traces.values().find(|t| t.bug.is_none()).unwrap().schedule.clone();
+    let write_schedule = |file: &str, s: &[ThreadId]| {
+        let p = dir.join(file);
+        std::fs::write(&p, irs_verifier::schedule::format(s)).unwrap();
+        p
+    };
+    let bug_file = write_schedule("bug.schedule", &bug_schedule);
+    let good = || Report {
+        traces: truth.traces.len() as u64,
+        ssb: 0,
+        executions: truth.traces.len() as u64,
+        verdict: "violation".into(),
+        violations: vec![(bug.kind.clone(), bug.message.clone(), bug_file.clone())],
+        exit: Some(1),
+        seconds: 0.0,
+        schedules: truth.traces.values().map(|t| t.schedule.clone()).collect(),
+    };
+    for mode in ["optimal", "k1"] {
+        let (f, n) = check_report("lost_update", mode, &good(), &mut ex, &truth);
+        assert!(f.is_empty() && n == 6, "{mode}: the oracle's own answer fails: {f:?}");
+    }
+    let expect = |mode: &str, r: Report, needle: &str, ex: &mut Executor| {
+        let (f, _) = check_report("lost_update", mode, &r, ex, &truth);
+        assert!(f.iter().any(|m| m.contains(needle)), "{mode}: expected a failure with `{needle}`, got {f:?}");
+    };
+    // A missed trace.
+    let mut r = good();
+    r.schedules.pop();
+    r.traces -= 1;
+    r.executions -= 1;
+    expect("optimal", r, "misses the trace of schedule", &mut ex);
+    let mut r = good();
+    r.schedules.remove(0);
+    r.traces -= 1;
+    r.executions -= 1;
+    expect("k2", r, "misses the trace of schedule", &mut ex);
+    // A trace twice: wrong in optimal mode, allowed otherwise.
+    let mut r = good();
+    r.schedules.push(r.schedules[0].clone());
+    r.traces += 1;
+    r.executions += 1;
+    expect("optimal", r, "explored more than once", &mut ex);
+    let mut r = good();
+    r.schedules.push(r.schedules[0].clone());
+    r.traces += 1;
+    r.executions += 1;
+    assert!(check_report("lost_update", "k1", &r, &mut ex, &truth).0.is_empty());
+    // Counts that do not add up, SSB in optimal mode, a wrong number of lines.
+    let mut r = good();
+    r.ssb = 1;
+    r.executions += 1;
+    expect("optimal", r, "expected 0 in optimal mode", &mut ex);
+    let mut r = good();
+    r.executions += 3;
+    expect("k1", r, "!= traces", &mut ex);
+    let mut r = good();
+    r.traces += 1;
+    r.executions += 1;
+    expect("k1", r, "--schedules-out has", &mut ex);
+    // Verdict, exit code, bugs.
+    let mut r = good();
+    r.verdict = "safe".into();
+    expect("k1", r, "verdict `safe`", &mut ex);
+    let mut r = good();
+    r.exit = Some(0);
+    expect("k1", r, "exit code", &mut ex);
+    let mut r = good();
+    r.violations.clear();
+    expect("k1", r, "misses the bug", &mut ex);
+    let mut r = good();
+    r.violations.push(("deadlock".into(), String::new(), bug_file.clone()));
+    expect("k1", r, "which the oracle never saw", &mut ex);
+    let mut r = good();
+    r.violations.push(r.violations[0].clone());
+    expect("k1", r, "times", &mut ex);
+    let mut r = good();
+    r.violations[0].2 = write_schedule("safe.schedule", &safe_schedule);
+    expect("k1", r, "replays to `exit 0`", &mut ex);
+    // A schedule that is only a prefix, and one that cannot be followed.
+    let mut r = good();
+    let first = r.schedules[0].clone();
+    r.schedules[0] = first[..first.len() - 2].to_vec();
+    expect("k1", r, "is not a full schedule", &mut ex);
+    let mut r = good();
+    r.schedules[0] = vec![ThreadId(0), ThreadId(7)];
+    expect("k1", r, "replays to `infeasible", &mut ex);
+    // Keys: a replayed execution of another trace is another key; thread names are paths.
+    let keys: BTreeSet<&String> = truth.traces.keys().collect();
+    assert_eq!(keys.len(), 6);
+    let k = truth.traces.keys().next().unwrap();
+    assert!(k.contains("events of main:") && k.contains("events of main.0:") && k.contains("events of main.1:") && k.contains("word x+0:") && k.contains("thread main.1:"), "{k}");
 }

@@ -376,6 +376,12 @@ extern "C" fn child_exit(status: c_int, _arg: *mut c_void) {
 }
 
 extern "C" fn child_crash(sig: c_int) {
+    if scheduler::active() && sig != libc::SIGABRT {
+        // The thread halts and the others go on: a crash is one thread's failure, like a
+        // violation. The handler's frame, on the alternate stack, is abandoned; the unblocked
+        // signal (SA_NODEFER) can be taken again by another thread.
+        scheduler::crashed(sig);
+    }
     scheduler::record_signal(sig);
     // SAFETY: restore the default action and re-raise: the process dies of the signal.
     unsafe {

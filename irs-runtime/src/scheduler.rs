@@ -611,20 +611,38 @@ pub fn exit_thread(ret: *mut c_void) -> ! {
 }
 
 /// A violation (failed assert, abort, reach_error) in the running thread. The first one is the
-/// execution's outcome; the thread halts for good and the others go on to the end. A halted
-/// thread does nothing more, so it is independent of everything after: the executions the
-/// verifier sees stay those of the program's unfolding, and a violation of one thread does not
-/// hide a later one of another (DESIGN §8). `irs replay` of the schedule still ends in it.
+/// execution's outcome (later ones are kept as further bugs); the thread halts for good and the
+/// others go on to the end. A halted thread does nothing more, so it is independent of
+/// everything after: the executions the verifier sees stay those of the program's unfolding,
+/// and one thread's failure does not hide another's (DESIGN §8). `irs replay` of the schedule
+/// still ends in it.
 pub fn violation(kind: ViolationKind, message: &str) -> ! {
-    with(|s| s.buffer.outcome(ChildOutcome::Violation(kind, message)));
+    halt(ChildOutcome::Violation(kind, message))
+}
+
+/// The running thread crashed (a signal handler calls this): it halts like a violation.
+/// Nothing in the scheduler is borrowed while user code runs, so this is safe to call from the
+/// handler unless the crash was inside the runtime or the allocator itself.
+pub fn crashed(sig: c_int) -> ! {
+    halt(ChildOutcome::Signal(sig))
+}
+
+fn halt(outcome: ChildOutcome) -> ! {
+    with(|s| s.buffer.outcome(outcome));
     let me = current() as usize;
-    with(|s| {
+    let booting = with(|s| {
         let th = &mut s.threads[me];
         th.finished = true;
         th.halted = true;
         th.pending = None;
         th.nested.clear();
+        s.booting_parent.take()
     });
+    if let Some(parent) = booting {
+        // It failed before its first operation: its creator goes on from the create.
+        switch_to(parent);
+        unreachable!("a halted thread is never resumed");
+    }
     leave(me)
 }
 

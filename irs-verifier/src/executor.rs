@@ -64,6 +64,9 @@ pub struct Execution {
     pub output: Vec<u8>,
     /// At a deadlock: the operations the blocked threads wait to perform.
     pub blocked: Vec<shared_proto::PendingOp>,
+    /// Violations and crashes of other threads after the first, which is the outcome (a thread
+    /// that fails halts; the others go on).
+    pub more_bugs: Vec<Outcome>,
     /// Fork to end, as the server measured it.
     pub micros: u64,
     /// Of which the fork call in the server.
@@ -347,7 +350,7 @@ impl Executor {
             steps: raw.steps,
             outcome,
         };
-        Ok(Execution { trace, blocked: raw.blocked, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
+        Ok(Execution { trace, blocked: raw.blocked, more_bugs: raw.more_bugs, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
     }
 
     pub fn program(&self) -> PathBuf {

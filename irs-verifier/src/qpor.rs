@@ -12,7 +12,7 @@
 use crate::cex;
 use crate::comb;
 use crate::configuration::Configuration;
-use crate::executor::{ExecError, Execution, Executor};
+use crate::executor::{ExecError, Execution, Executor, Snapshot, SnapshotResult};
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
 use crate::unfolding::{action_kind, Action, EventIdx, Unfolding};
@@ -20,6 +20,12 @@ use shared_proto::dependence::objects_of;
 use shared_proto::{Event, EventKind, Outcome, PendingOp, ThreadId};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+/// Snapshots are worth their cost (one paused process, one extra run to make) when they save
+/// re-running this many steps per later run.
+pub const DEFAULT_SNAPSHOT_GAP: usize = 24;
+/// Paused executions kept at once (each is a process).
+const MAX_SNAPSHOTS: usize = 16;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -29,11 +35,14 @@ pub struct Options {
     pub time_limit: Option<Duration>,
     /// Skip-pointer step of the object trees.
     pub skip_step: u32,
+    /// Start runs from paused executions (snapshots) at backtracking points at least this many
+    /// steps deep, instead of from `main`; `None`: always from `main`.
+    pub snapshot_gap: Option<usize>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: 16 }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: Some(DEFAULT_SNAPSHOT_GAP) }
     }
 }
 
@@ -113,6 +122,8 @@ pub struct Verifier<'a> {
     nonterminating: Vec<Bug>,
     started: Instant,
     last_prune_live: usize,
+    /// Paused executions along the current path, shallowest first: (steps, snapshot).
+    snapshots: Vec<(usize, Snapshot)>,
 }
 
 /// Group outcomes into bugs: a message is one bug whatever schedule led to it.
@@ -136,11 +147,23 @@ impl<'a> Verifier<'a> {
             nonterminating: Vec::new(),
             started: Instant::now(),
             last_prune_live: 0,
+            snapshots: Vec::new(),
         }
     }
 
+    /// Run `schedule`, from the deepest paused execution whose prefix it extends.
     fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, VerifyError> {
-        let x = self.ex.run(schedule)?;
+        while let Some((depth, snap)) = self.snapshots.last() {
+            if *depth <= schedule.len() && snap.prefix() == &schedule[..*depth] {
+                break;
+            }
+            let (_, snap) = self.snapshots.pop().expect("checked");
+            self.ex.release(snap)?;
+        }
+        let x = match self.snapshots.last() {
+            Some((depth, snap)) => self.ex.run_from(snap, &schedule[*depth..])?,
+            None => self.ex.run(schedule)?,
+        };
         self.stats.runs += 1;
         self.stats.executor_micros += x.total_micros;
         if let Outcome::Infeasible { step, .. } = x.outcome() {
@@ -184,6 +207,9 @@ impl<'a> Verifier<'a> {
                     self.stats.traces += 1;
                     let outcome = exec.outcome().clone();
                     on_trace(&exec.schedule(), &outcome);
+                    for more in exec.more_bugs.clone() {
+                        self.record(&exec, more);
+                    }
                     self.record(&exec, outcome);
                 }
             }
@@ -210,15 +236,51 @@ impl<'a> Verifier<'a> {
                 self.maybe_prune();
             }
             let Some((s, j)) = next else { break None };
+            self.maybe_snapshot()?;
             let schedule = self.schedule_through(&j)?;
             exec = self.run(&schedule)?;
             from = self.path.len();
             sleep = s;
             follow = j;
         };
+        while let Some((_, snap)) = self.snapshots.pop() {
+            self.ex.release(snap)?;
+        }
         self.refresh_stats();
         progress(&self.stats);
         Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating })
+    }
+
+    /// The subtree below the current path will be explored by runs that all share its
+    /// schedule: pause one execution at its end when that saves enough re-running.
+    fn maybe_snapshot(&mut self) -> Result<(), VerifyError> {
+        let Some(gap) = self.opts.snapshot_gap else { return Ok(()) };
+        let depth = self.path.len();
+        let schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
+        // Drop paused executions that are not on this path any more.
+        while let Some((d, snap)) = self.snapshots.last() {
+            if *d <= depth && snap.prefix() == &schedule[..*d] {
+                break;
+            }
+            let (_, snap) = self.snapshots.pop().expect("checked");
+            self.ex.release(snap)?;
+        }
+        let base = self.snapshots.last().map_or(0, |(d, _)| *d);
+        if depth < base + gap || self.snapshots.len() >= MAX_SNAPSHOTS {
+            return Ok(());
+        }
+        let made = match self.snapshots.last() {
+            Some((d, snap)) => self.ex.snapshot(Some(snap), &schedule[*d..])?,
+            None => self.ex.snapshot(None, &schedule)?,
+        };
+        self.stats.runs += 1;
+        match made {
+            SnapshotResult::Ready(snap) => self.snapshots.push((depth, snap)),
+            SnapshotResult::Ended(x) => {
+                return Err(VerifyError::Nondeterministic(format!("a run ended ({}) before step {depth}, where earlier runs went on", x.outcome())))
+            }
+        }
+        Ok(())
     }
 
     fn refresh_stats(&mut self) {
@@ -326,14 +388,20 @@ impl<'a> Verifier<'a> {
         let threads = RunThreads::new(&mut self.names, &trace.threads);
         for (s, step) in trace.steps.iter().enumerate().skip(from) {
             let first = step.first_event as usize;
-            let end = trace.steps.get(s + 1).map_or(trace.events.len(), |n| n.first_event as usize);
-            if first >= end || end > trace.events.len() {
-                // The run ended inside this operation (a crash): the run's configuration is
-                // what came before.
-                break;
-            }
+            let end = trace.steps.get(s + 1).map_or(trace.events.len(), |n| n.first_event as usize).min(trace.events.len());
             let enabled: Vec<EventIdx> = step.enabled.iter().map(|op| self.pending_event(&threads, op)).collect();
-            let done = &trace.events[first..end];
+            // A thread that crashed performing its operation left no event: the operation, as
+            // it was pending, is its last event (it halts there).
+            let crashed: Vec<Event>;
+            let done = if first < end {
+                &trace.events[first..end]
+            } else {
+                let Some(op) = step.enabled.iter().find(|op| op.tid == step.chosen) else {
+                    return Err(VerifyError::Internal(format!("step {s} chose a thread that was not enabled")));
+                };
+                crashed = vec![Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object }];
+                &crashed[..]
+            };
             let (action, own) = self.action_for(&threads, step.chosen, done[0].site, done[0].kind, done);
             let e = self.event_at_c(action, done[0].kind);
             if enabled.iter().all(|x| sleep.contains(x)) {

@@ -231,9 +231,19 @@ impl<'a> BufferWriter<'a> {
         true
     }
 
-    /// Record how the execution ended (the first call wins).
+    /// Record how the execution ended (the first call wins). A thread stopped by a violation or
+    /// a crash lets the others go on (EXPLORE), so later violations and crashes are kept too,
+    /// as further bugs of the same run.
     pub fn outcome(&mut self, o: ChildOutcome) {
-        if get32(self.b, OUTCOME) != code::RUNNING {
+        let current = get32(self.b, OUTCOME);
+        if current != code::RUNNING {
+            if matches!(current, code::VIOLATION | code::SIGNAL) {
+                match o {
+                    ChildOutcome::Violation(kind, m) => self.more_bug(b'v', crate::abi::violation_code(kind) as i64, m),
+                    ChildOutcome::Signal(sig) => self.more_bug(b's', sig as i64, ""),
+                    _ => {}
+                }
+            }
             return;
         }
         let mut message = |m: &str| {
@@ -266,6 +276,72 @@ impl<'a> BufferWriter<'a> {
     }
 }
 
+impl BufferWriter<'_> {
+    /// Append `RS code value US message` to the message area, if it fits whole.
+    fn more_bug(&mut self, code: u8, value: i64, message: &str) {
+        let used = (get32(self.b, MESSAGE_BYTES) as usize).min(MESSAGE_LEN);
+        let mut digits = [0u8; 24];
+        let mut n = 0;
+        let mut v = value.unsigned_abs();
+        loop {
+            digits[n] = b'0' + (v % 10) as u8;
+            n += 1;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        let neg = value < 0;
+        let len = 2 + neg as usize + n + 1 + message.len();
+        if used + len > MESSAGE_LEN {
+            return;
+        }
+        let mut at = MESSAGE + used;
+        let mut push = |b: &mut [u8], x: u8| {
+            b[at] = x;
+            at += 1;
+        };
+        push(self.b, MORE_BUG);
+        push(self.b, code);
+        if neg {
+            push(self.b, b'-');
+        }
+        for i in (0..n).rev() {
+            push(self.b, digits[i]);
+        }
+        push(self.b, MORE_BUG_MESSAGE);
+        self.b[at..at + message.len()].copy_from_slice(message.as_bytes());
+        put32(self.b, MESSAGE_BYTES, (used + len) as u32);
+    }
+}
+
+const MORE_BUG: u8 = 0x1e;
+const MORE_BUG_MESSAGE: u8 = 0x1f;
+
+/// The first outcome's message, and the further bugs appended after it.
+fn split_bugs(area: &[u8]) -> Result<(String, Vec<Outcome>), BufferError> {
+    let mut parts = area.split(|&b| b == MORE_BUG);
+    let first = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    let mut more = Vec::new();
+    for part in parts {
+        let (head, message) = match part.iter().position(|&b| b == MORE_BUG_MESSAGE) {
+            Some(i) => (&part[..i], &part[i + 1..]),
+            None => return Err(corrupt("a further bug without its message")),
+        };
+        let (&code, digits) = head.split_first().ok_or_else(|| corrupt("an empty further bug"))?;
+        let value: i64 = std::str::from_utf8(digits).ok().and_then(|d| d.parse().ok()).ok_or_else(|| corrupt("a further bug's value"))?;
+        more.push(match code {
+            b'v' => Outcome::Violation {
+                kind: crate::abi::violation_kind(value as u32).ok_or_else(|| corrupt("bad violation kind"))?,
+                message: String::from_utf8_lossy(message).into_owned(),
+            },
+            b's' => Outcome::Signal(value as i32),
+            _ => return Err(corrupt("a further bug of unknown kind")),
+        });
+    }
+    Ok((first, more))
+}
+
 /// What the executor reads back.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Execution {
@@ -274,6 +350,8 @@ pub struct Execution {
     pub steps: Vec<Step>,
     /// At a deadlock: what every blocked thread was waiting to perform.
     pub blocked: Vec<PendingOp>,
+    /// Violations and crashes of other threads after the first (which is `outcome`).
+    pub more_bugs: Vec<Outcome>,
     /// `None` while the child reported nothing (it died before saying how it ended).
     pub outcome: Option<Outcome>,
     /// An internal limit was hit or the program did something EXPLORE does not support.
@@ -334,7 +412,8 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
         let at = steps_at + i * STEP;
         let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
         let pseudo = chosen == BLOCKED_STEP && i + 1 == ns as usize;
-        if first_event > ne || (!pseudo && steps.last().is_some_and(|p: &Step| p.first_event >= first_event)) || steps.last().is_some_and(|p: &Step| p.first_event >= first_event) {
+        // Equal first events: the earlier step's thread crashed performing it (no event).
+        if first_event > ne || (!pseudo && steps.last().is_some_and(|p: &Step| p.first_event > first_event)) {
             return Err(corrupt(format!("step {i}: its first event is out of order")));
         }
         if first.checked_add(n).is_none_or(|end| end > nen) {
@@ -352,10 +431,11 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
             steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
         }
     }
-    let message = || {
+    let (first_message, more_bugs) = {
         let n = (get32(b, MESSAGE_BYTES) as usize).min(MESSAGE_LEN);
-        String::from_utf8_lossy(&b[MESSAGE..MESSAGE + n]).into_owned()
+        split_bugs(&b[MESSAGE..MESSAGE + n])?
     };
+    let message = || first_message.clone();
     let value = get32(b, OUTCOME_VALUE) as i32;
     let mut tool_error = None;
     let outcome = match get32(b, OUTCOME) {
@@ -379,7 +459,7 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
         }
         c => return Err(corrupt(format!("bad outcome code {c}"))),
     };
-    Ok(Execution { threads, events, steps, blocked, outcome, tool_error })
+    Ok(Execution { threads, events, steps, blocked, more_bugs, outcome, tool_error })
 }
 
 #[cfg(test)]

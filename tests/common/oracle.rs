@@ -18,6 +18,10 @@
 //!   for that thread's second child, ...): in event tids, thread objects, and the thread of heap
 //!   and stack logical addresses. Static addresses are named after the program's globals
 //!   (`x+4`), so keys do not depend on where the loader put the program either.
+//! * Outcomes: a trace's outcome should be the same in all its interleavings, except when
+//!   several threads fail (the outcome is the first failure; see `multi_violation`). A crash
+//!   ends every thread at once, so crashing executions that differ in how far the other threads
+//!   got are different traces (they have different events).
 #![allow(dead_code)]
 
 use irs_verifier::executor::{Execution, Executor};
@@ -170,8 +174,9 @@ impl<'a> Namer<'a> {
 }
 
 /// The canonical key of an execution's Mazurkiewicz trace (see the module's documentation):
-/// equal keys iff same events per thread and same order on every object. Readable, one line per
-/// thread and per object.
+/// equal keys iff same events per thread and same order on every object. Readable: one line
+/// per thread (`events of main.0: load@SITE[word y+0] ...`), then one per object (`word y+0:
+/// main.1#0 main.0#0`, `mutex m+0: ...`, `thread main.0: main#0 main.0#3 main#2`).
 pub fn key_of(trace: &Trace) -> String {
     let namer = Namer::new(trace);
     let mut threads: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -187,7 +192,7 @@ pub fn key_of(trace: &Trace) -> String {
     }
     let mut key = String::new();
     for (t, evs) in &threads {
-        let _ = writeln!(key, "thread {t}: {}", evs.join(" "));
+        let _ = writeln!(key, "events of {t}: {}", evs.join(" "));
     }
     for (o, evs) in &objects {
         let _ = writeln!(key, "{o}: {}", evs.join(" "));
@@ -210,8 +215,10 @@ pub fn schedule_string(s: &[ThreadId]) -> String {
 pub struct TraceInfo {
     /// The schedule of the first interleaving of it the oracle ran.
     pub schedule: Vec<ThreadId>,
-    /// Its outcome (see [`outcome_class`]).
+    /// Its outcome (see [`outcome_class`]), in the first interleaving run.
     pub outcome: String,
+    /// Every outcome its interleavings had (one, unless several threads fail in it).
+    pub outcomes: BTreeSet<String>,
     pub bug: Option<Bug>,
     /// How many interleavings belong to it.
     pub interleavings: usize,
@@ -225,10 +232,16 @@ pub struct OracleResult {
     pub traces: BTreeMap<String, TraceInfo>,
     /// Every bug, with the schedule of the first interleaving that showed it.
     pub bugs: BTreeMap<Bug, Vec<ThreadId>>,
-    /// Traces whose interleavings ended differently (the outcome is then not a function of the
-    /// trace, which the comparison with the verifier assumes): key, and the two outcomes with
-    /// their schedules. Should be empty for every corpus program.
+    /// Traces whose interleavings ended differently, where that is not explained by several
+    /// threads failing (see `multi_violation`): key, and the two outcomes with their schedules.
+    /// An outcome that is not a function of the trace means an event is missing from it (an
+    /// uninstrumented access, say): it must be empty for every corpus program.
     pub inconsistent: Vec<String>,
+    /// Traces in which several threads fail, so that the outcome (the FIRST failure) depends on
+    /// the interleaving, not on the trace: each failure is a bug of the program, and a verifier
+    /// that runs one interleaving per trace sees only one of them unless it looks further.
+    /// Informational: key, and the outcomes with their schedules.
+    pub multi_violation: Vec<String>,
     pub seconds: f64,
 }
 
@@ -277,8 +290,10 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
         match r.traces.get_mut(&key) {
             Some(info) => {
                 info.interleavings += 1;
-                if info.outcome != class {
-                    r.inconsistent.push(format!(
+                if info.outcomes.insert(class.clone()) {
+                    let both_violations = matches!(outcome, Outcome::Violation { .. }) && info.outcome.starts_with("violation ");
+                    let list = if both_violations { &mut r.multi_violation } else { &mut r.inconsistent };
+                    list.push(format!(
                         "one trace, two outcomes: `{}` (schedule {}) and `{class}` (schedule {})\n{key}",
                         info.outcome,
                         schedule_string(&info.schedule),
@@ -287,7 +302,7 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
                 }
             }
             None => {
-                r.traces.insert(key, TraceInfo { schedule: s, outcome: class, bug, interleavings: 1 });
+                r.traces.insert(key, TraceInfo { schedule: s, outcome: class.clone(), outcomes: BTreeSet::from([class]), bug, interleavings: 1 });
             }
         }
     }
