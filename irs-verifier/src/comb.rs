@@ -7,15 +7,18 @@
 //! conflict with `d` iff its history holds an event in *immediate* conflict with `d`, which then
 //! shares an object with `d` and has the same predecessor on it; so a spike holds `d`'s siblings
 //! in its objects' trees that are compatible with `C` and have no event of `D` in their history
-//! (a larger event would only add history). A combination of pairwise compatible events, one
+//! (a larger event would only add history). Siblings in a *thread's* tree need not be looked at:
+//! another event of `d`'s thread after the same predecessor differs from `d` on some other
+//! object, and its history holds a sibling of `d` on that object, which serves as well. A combination of pairwise compatible events, one
 //! per spike, gives `J = [e'_1] ∪ … ∪ [e'_k]`.
 
 use crate::configuration::Configuration;
+use crate::object_table::{ObjClass, ObjectTable};
 use crate::unfolding::{EventIdx, Unfolding};
 
 /// The events of `J \ C` in an order that respects causality, or `None` if there is no
 /// k-partial alternative (`k = None`: optimal).
-pub fn alternative(u: &Unfolding, c: &Configuration, sleep: &[EventIdx], k: Option<usize>) -> Option<Vec<EventIdx>> {
+pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, sleep: &[EventIdx], k: Option<usize>) -> Option<Vec<EventIdx>> {
     let selected = match k {
         Some(k) if sleep.len() > k => &sleep[sleep.len() - k..],
         _ => sleep,
@@ -24,12 +27,14 @@ pub fn alternative(u: &Unfolding, c: &Configuration, sleep: &[EventIdx], k: Opti
     for &d in selected {
         let mut spike = Vec::new();
         for (o, p) in u.preds(d) {
+            if objects.class(o) == ObjClass::Thread {
+                continue;
+            }
             for &s in u.children(o, p) {
                 if s != d
                     && !spike.contains(&s)
-                    && c.compatible(u, s)
-                    && !c.contains(u, s)
                     && sleep.iter().all(|&x| !u.le(x, s))
+                    && c.compatible(u, s)
                 {
                     spike.push(s);
                 }

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 /// Snapshots are worth their cost (one paused process, one extra run to make) when they save
 /// re-running this many steps per later run.
-pub const DEFAULT_SNAPSHOT_GAP: usize = 24;
+pub const DEFAULT_SNAPSHOT_GAP: usize = 48;
 /// Paused executions kept at once (each is a process).
 const MAX_SNAPSHOTS: usize = 16;
 
@@ -226,17 +226,19 @@ impl<'a> Verifier<'a> {
             }
             // Backtrack to the deepest node with an alternative.
             let mut next = None;
+            let mut busy = false;
             while let Some(mut node) = self.path.pop() {
                 self.c.pop();
                 node.sleep.push(node.event);
-                if let Some(j) = comb::alternative(&self.u, &self.c, &node.sleep, self.opts.k) {
+                if let Some(j) = comb::alternative(&self.u, &self.objects, &self.c, &node.sleep, self.opts.k) {
+                    busy = node.sleep.len() >= 2;
                     next = Some((node.sleep, j));
                     break;
                 }
                 self.maybe_prune();
             }
             let Some((s, j)) = next else { break None };
-            self.maybe_snapshot()?;
+            self.maybe_snapshot(busy)?;
             let schedule = self.schedule_through(&j)?;
             exec = self.run(&schedule)?;
             from = self.path.len();
@@ -253,7 +255,7 @@ impl<'a> Verifier<'a> {
 
     /// The subtree below the current path will be explored by runs that all share its
     /// schedule: pause one execution at its end when that saves enough re-running.
-    fn maybe_snapshot(&mut self) -> Result<(), VerifyError> {
+    fn maybe_snapshot(&mut self, busy: bool) -> Result<(), VerifyError> {
         let Some(gap) = self.opts.snapshot_gap else { return Ok(()) };
         let depth = self.path.len();
         let schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
@@ -266,7 +268,9 @@ impl<'a> Verifier<'a> {
             self.ex.release(snap)?;
         }
         let base = self.snapshots.last().map_or(0, |(d, _)| *d);
-        if depth < base + gap || self.snapshots.len() >= MAX_SNAPSHOTS {
+        // Only where a node has had more than one alternative: its subtree is being explored
+        // by several runs.
+        if !busy || depth < base + gap || self.snapshots.len() >= MAX_SNAPSHOTS {
             return Ok(());
         }
         let made = match self.snapshots.last() {
