@@ -126,6 +126,11 @@ pub struct Verifier<'a> {
     snapshots: Vec<(usize, Snapshot)>,
 }
 
+/// A pending operation as the event it would be (its `k` does not matter here).
+fn as_event(op: &PendingOp) -> Event {
+    Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object }
+}
+
 /// Group outcomes into bugs: a message is one bug whatever schedule led to it.
 fn bug_key(o: &Outcome) -> String {
     o.to_string()
@@ -151,8 +156,8 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    /// Run `schedule`, from the deepest paused execution whose prefix it extends.
-    fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, VerifyError> {
+    /// Release the paused executions whose prefix `schedule` does not extend.
+    fn release_snapshots_off(&mut self, schedule: &[ThreadId]) -> Result<(), VerifyError> {
         while let Some((depth, snap)) = self.snapshots.last() {
             if *depth <= schedule.len() && snap.prefix() == &schedule[..*depth] {
                 break;
@@ -160,6 +165,12 @@ impl<'a> Verifier<'a> {
             let (_, snap) = self.snapshots.pop().expect("checked");
             self.ex.release(snap)?;
         }
+        Ok(())
+    }
+
+    /// Run `schedule`, from the deepest paused execution whose prefix it extends.
+    fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, VerifyError> {
+        self.release_snapshots_off(schedule)?;
         let x = match self.snapshots.last() {
             Some((depth, snap)) => self.ex.run_from(snap, &schedule[*depth..])?,
             None => self.ex.run(schedule)?,
@@ -259,14 +270,7 @@ impl<'a> Verifier<'a> {
         let Some(gap) = self.opts.snapshot_gap else { return Ok(()) };
         let depth = self.path.len();
         let schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
-        // Drop paused executions that are not on this path any more.
-        while let Some((d, snap)) = self.snapshots.last() {
-            if *d <= depth && snap.prefix() == &schedule[..*d] {
-                break;
-            }
-            let (_, snap) = self.snapshots.pop().expect("checked");
-            self.ex.release(snap)?;
-        }
+        self.release_snapshots_off(&schedule)?;
         let base = self.snapshots.last().map_or(0, |(d, _)| *d);
         // Only where a node has had more than one alternative: its subtree is being explored
         // by several runs.
@@ -363,7 +367,7 @@ impl<'a> Verifier<'a> {
 
     /// The event a thread about to perform `op` would be at `C`.
     fn pending_event(&mut self, threads: &RunThreads, op: &PendingOp) -> EventIdx {
-        let ev = Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object };
+        let ev = as_event(op);
         let (action, _) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
         self.event_at_c(action, op.kind)
     }
@@ -403,7 +407,7 @@ impl<'a> Verifier<'a> {
                 let Some(op) = step.enabled.iter().find(|op| op.tid == step.chosen) else {
                     return Err(VerifyError::Internal(format!("step {s} chose a thread that was not enabled")));
                 };
-                crashed = vec![Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object }];
+                crashed = vec![as_event(op)];
                 &crashed[..]
             };
             let (action, own) = self.action_for(&threads, step.chosen, done[0].site, done[0].kind, done);
@@ -453,7 +457,7 @@ impl<'a> Verifier<'a> {
             return Err(VerifyError::Nondeterministic("a run ended before the events an earlier run predicted".into()));
         }
         for op in &exec.blocked {
-            let ev = Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object };
+            let ev = as_event(op);
             let (action, own) = self.action_for(&threads, op.tid, op.site, op.kind, &[ev]);
             let preds: Vec<Option<EventIdx>> = action.objects.iter().map(|&o| self.c.last(o)).collect();
             let a = self.u.action(action);

@@ -65,10 +65,13 @@ struct Event {
     frontier: Box<[(ObjIdx, EventIdx)]>,
 }
 
+/// What an event is: its action and its immediate predecessors (one per object of the action).
+type EventKey = (ActionIdx, Box<[Option<EventIdx>]>);
+
 pub struct Unfolding {
     events: Vec<Option<Event>>,
     free: Vec<EventIdx>,
-    by_key: HashMap<(ActionIdx, Box<[Option<EventIdx>]>), EventIdx>,
+    by_key: HashMap<EventKey, EventIdx>,
     actions: Vec<Action>,
     action_index: HashMap<Action, ActionIdx>,
     children: HashMap<(ObjIdx, Option<EventIdx>), Vec<EventIdx>>,
@@ -240,7 +243,7 @@ impl Unfolding {
 
     /// `[e] ∪ C` is a configuration, where `last` gives `C`'s last event per object.
     pub fn compatible(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>) -> bool {
-        self.frontier(e).iter().all(|&(o, x)| last(o).map_or(true, |c| self.comparable(o, x, c)))
+        self.frontier(e).iter().all(|&(o, x)| last(o).is_none_or(|c| self.comparable(o, x, c)))
     }
 
     /// Events whose predecessor on `o` is `pred`.
@@ -286,7 +289,7 @@ impl Unfolding {
             if let Some(p) = pred {
                 let step = self.skip_step as u64;
                 let mut dist = step;
-                while step > 1 && (depth as u64) % dist == 0 && (depth as u64) > dist {
+                while step > 1 && (depth as u64).is_multiple_of(dist) && (depth as u64) > dist {
                     skips.push(self.ancestor_at(o, p, depth - dist as u32));
                     dist *= step;
                 }
