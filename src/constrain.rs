@@ -141,14 +141,19 @@ pub fn relax(path: &Path, cut: &[u32]) -> Result<usize, ConstrainError> {
 /// `irs prefix install`: put a prefix where the program's runtime finds it by its program id,
 /// `/dev/shm/irs-<program-id>` (mode 0600; replaced atomically).
 pub fn install(path: &Path) -> Result<std::path::PathBuf, ConstrainError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let bytes = std::fs::read(path).map_err(|e| ConstrainError::Read { path: path.display().to_string(), reason: e.to_string() })?;
-    let program = PrefixView::parse(&bytes, None)?.program_id();
+    install_bytes(&bytes)
+}
+
+/// Install a prefix given as bytes (validated first) as the program's segment.
+pub fn install_bytes(bytes: &[u8]) -> Result<std::path::PathBuf, ConstrainError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let program = PrefixView::parse(bytes, None)?.program_id();
     let target = prefix_segment::segment_path(program);
     let tmp = target.with_extension(format!("tmp{}", std::process::id()));
     let write_err = |e: std::io::Error| ConstrainError::Write { path: target.display().to_string(), reason: e.to_string() };
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).map_err(write_err)?;
-    std::io::Write::write_all(&mut f, &bytes).map_err(write_err)?;
+    std::io::Write::write_all(&mut f, bytes).map_err(write_err)?;
     drop(f);
     std::fs::rename(&tmp, &target).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);

@@ -126,6 +126,11 @@ enum Command {
         /// Always run from `main` instead of from paused executions at backtracking points.
         #[arg(long)]
         no_snapshots: bool,
+        /// Publish ever smaller admissible prefixes to the program's segment
+        /// (/dev/shm/irs-<program id>) as verification proves them safe, for programs running
+        /// under ENFORCE (`irs run --installed`).
+        #[arg(long)]
+        publish: bool,
         /// File every execution reads on stdin (default: nothing).
         #[arg(long)]
         stdin: Option<PathBuf>,
@@ -364,7 +369,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, stdin, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, publish, stdin, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -386,10 +391,12 @@ fn main() -> ExitCode {
                 time_limit: time_limit.map(std::time::Duration::from_secs_f64),
                 skip_step,
                 snapshot_gap: (!no_snapshots).then_some(irs_verifier::qpor::DEFAULT_SNAPSHOT_GAP),
+                first_schedule: None,
             };
+            let mut publisher = publish.then(irs::publish::Publisher::new);
             let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), |s| {
+            let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), |s| {
                 if tty {
                     let secs = s.elapsed.as_secs_f64().max(1e-9);
                     eprint!(
@@ -424,9 +431,30 @@ fn main() -> ExitCode {
                         println!("found: {} ({} executions)", b.outcome, b.count);
                         println!("  reproduce: irs replay --schedule {} -- {}", f.display(), command.join(" "));
                     }
+                    if let Some(p) = &publisher {
+                        if let Some(note) = &o.anchor_note {
+                            println!("publish: {note}");
+                        }
+                        if let Some(seg) = &p.segment {
+                            println!("published to {}: {} prefixes", seg.display(), p.log.len());
+                            for step in &p.log {
+                                println!(
+                                    "  at {:>7.2} s, {:>6} traces verified: {} steps of the first execution, {} constraints",
+                                    step.seconds, step.traces, step.steps, step.constraints
+                                );
+                            }
+                        }
+                        if let Some(e) = &p.error {
+                            println!("publish: {e}");
+                        }
+                    }
                     println!("verdict: {}", o.verdict());
                     if json {
-                        println!("{}", irs::verify::to_json(&o, k));
+                        let mut j = irs::verify::to_json(&o, k);
+                        if let Some(p) = &publisher {
+                            j["published"] = irs::verify::published_json(p);
+                        }
+                        println!("{j}");
                     }
                     ExitCode::from(o.exit_code())
                 }

@@ -3,6 +3,7 @@
 
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::Options as ExecOptions;
+use crate::publish::Publisher;
 use irs_verifier::qpor::{self, Report, Stats, Verifier};
 use irs_verifier::schedule;
 use shared_proto::{Outcome, ThreadId};
@@ -24,6 +25,8 @@ pub struct Outcomes {
     pub report: Report,
     pub schedule_files: Vec<PathBuf>,
     pub peak_rss_kb: u64,
+    /// With `--publish`: why the prefix is not anchored on the default schedule.
+    pub anchor_note: Option<String>,
 }
 
 impl Outcomes {
@@ -71,34 +74,87 @@ pub fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// What `irs verify` tells as it goes: progress, the schedules file, publishing.
+struct CliHooks<'a, P: FnMut(&Stats)> {
+    progress: P,
+    traces_file: Option<std::io::BufWriter<std::fs::File>>,
+    write_failed: Option<std::io::Error>,
+    publisher: Option<&'a mut Publisher>,
+}
+
+impl<P: FnMut(&Stats)> qpor::Hooks for CliHooks<'_, P> {
+    fn progress(&mut self, stats: &Stats) {
+        (self.progress)(stats)
+    }
+    fn trace(&mut self, schedule: &[ThreadId], _outcome: &Outcome) {
+        if let Some(f) = self.traces_file.as_mut() {
+            if let Err(e) = f.write_all(schedule::format(schedule).as_bytes()) {
+                self.write_failed.get_or_insert(e);
+            }
+        }
+    }
+    fn first(&mut self, first: &irs_verifier::executor::Execution) {
+        if let Some(p) = self.publisher.as_mut() {
+            p.first(&first.trace);
+        }
+    }
+    fn safe_prefix(&mut self, steps: usize, stats: &Stats) {
+        if let Some(p) = self.publisher.as_mut() {
+            p.safe(steps, stats.traces);
+        }
+    }
+}
+
+/// How many random runs to try for a correct execution to anchor a published prefix on, when
+/// the default schedule fails.
+const ANCHOR_TRIES: u64 = 1000;
+
 #[allow(clippy::too_many_arguments)]
 pub fn verify(
     program: &str,
     args: &[String],
-    opts: qpor::Options,
+    mut opts: qpor::Options,
     exec: ExecOptions,
     out_dir: &Path,
     schedules_out: Option<&Path>,
+    mut publisher: Option<&mut Publisher>,
     progress: impl FnMut(&Stats),
 ) -> Result<Outcomes, VerifyCliError> {
     let mut ex = executor(program, args, exec)?;
     let write_err = |p: &Path, e: std::io::Error| VerifyCliError::Write { path: p.display().to_string(), reason: e.to_string() };
-    let mut traces_file = match schedules_out {
+    let traces_file = match schedules_out {
         Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| write_err(p, e))?)),
         None => None,
     };
-    let mut write_failed = None;
-    let report = Verifier::new(&mut ex, opts).explore(progress, |s: &[ThreadId], _o: &Outcome| {
-        if let Some(f) = traces_file.as_mut() {
-            if let Err(e) = f.write_all(schedule::format(s).as_bytes()) {
-                write_failed.get_or_insert(e);
+    let mut anchor_note = None;
+    if let Some(p) = publisher.as_mut() {
+        // The published table is the first execution's: it must be a correct one.
+        let default = ex.run(&[]).map_err(qpor::VerifyError::from)?;
+        if !matches!(default.outcome(), Outcome::Exit(_)) {
+            let found = (0..ANCHOR_TRIES).find_map(|seed| ex.run_random(&[], seed).ok().filter(|x| matches!(x.outcome(), Outcome::Exit(_))));
+            match found {
+                Some(x) => {
+                    anchor_note = Some(format!(
+                        "the default schedule ends in `{}`; the prefix is anchored on a correct execution found by random search",
+                        default.outcome()
+                    ));
+                    opts.first_schedule = Some(x.schedule());
+                }
+                None => {
+                    p.error = Some(format!(
+                        "the default schedule ends in `{}` and none of {ANCHOR_TRIES} random executions ended correctly: no prefix to publish",
+                        default.outcome()
+                    ));
+                }
             }
         }
-    })?;
-    if let (Some(p), Some(e)) = (schedules_out, write_failed) {
+    }
+    let mut hooks = CliHooks { progress, traces_file, write_failed: None, publisher };
+    let report = Verifier::new(&mut ex, opts).explore(&mut hooks)?;
+    if let (Some(p), Some(e)) = (schedules_out, hooks.write_failed.take()) {
         return Err(write_err(p, e));
     }
-    if let (Some(p), Some(mut f)) = (schedules_out, traces_file) {
+    if let (Some(p), Some(mut f)) = (schedules_out, hooks.traces_file.take()) {
         f.flush().map_err(|e| write_err(p, e))?;
     }
     if !report.bugs.is_empty() || !report.nonterminating.is_empty() {
@@ -111,7 +167,7 @@ pub fn verify(
         std::fs::write(&path, schedule::format(&b.schedule)).map_err(|e| write_err(&path, e))?;
         schedule_files.push(path);
     }
-    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb() })
+    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb(), anchor_note })
 }
 
 /// The one JSON object `--json` prints.
@@ -149,5 +205,20 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "violations": bugs,
         "k": match k { Some(k) => serde_json::json!(k), None => serde_json::json!("optimal") },
         "dependence": "memory words (4-byte, by logical address; reads included), mutexes, threads",
+    })
+}
+
+/// The `published` field of `--json` with `--publish`.
+pub fn published_json(p: &Publisher) -> serde_json::Value {
+    serde_json::json!({
+        "segment": p.segment.as_ref().map(|s| s.display().to_string()),
+        "error": p.error,
+        "log": p.log.iter().map(|s| serde_json::json!({
+            "steps": s.steps,
+            "cut": s.cut,
+            "constraints": s.constraints,
+            "seconds": s.seconds,
+            "traces": s.traces,
+        })).collect::<Vec<_>>(),
     })
 }

@@ -38,11 +38,13 @@ pub struct Options {
     /// Start runs from paused executions (snapshots) at backtracking points at least this many
     /// steps deep, instead of from `main`; `None`: always from `main`.
     pub snapshot_gap: Option<usize>,
+    /// The schedule of the first run, the leftmost branch (default: the default policy's).
+    pub first_schedule: Option<Vec<ThreadId>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: Some(DEFAULT_SNAPSHOT_GAP) }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: Some(DEFAULT_SNAPSHOT_GAP), first_schedule: None }
     }
 }
 
@@ -63,6 +65,25 @@ pub struct Stats {
     pub executor_micros: u64,
     pub elapsed: Duration,
 }
+
+/// What the exploration tells its caller as it goes. Every method does nothing by default.
+pub trait Hooks {
+    /// Now and then, and at the end.
+    fn progress(&mut self, _stats: &Stats) {}
+    /// Each explored maximal execution.
+    fn trace(&mut self, _schedule: &[ThreadId], _outcome: &Outcome) {}
+    /// The first execution: the leftmost branch of the exploration.
+    fn first(&mut self, _first: &Execution) {}
+    /// Every maximal configuration that contains the first `steps` steps of the first execution
+    /// has been explored, and no bug was found: that prefix is safe. Called with ever smaller
+    /// `steps`, down to 0 when the exploration completes without a bug, and never again once a
+    /// bug is found.
+    fn safe_prefix(&mut self, _steps: usize, _stats: &Stats) {}
+}
+
+/// No hooks.
+pub struct Quiet;
+impl Hooks for Quiet {}
 
 /// A bug found: how it ended, and the schedule that reproduces it.
 #[derive(Clone, Debug)]
@@ -186,16 +207,18 @@ impl<'a> Verifier<'a> {
         Ok(x)
     }
 
-    /// The whole exploration. `progress` is called now and then; `on_trace` with the schedule
-    /// of every maximal execution.
-    pub fn explore(mut self, mut progress: impl FnMut(&Stats), mut on_trace: impl FnMut(&[ThreadId], &Outcome)) -> Result<Report, VerifyError> {
+    /// The whole exploration, telling `hooks` as it goes.
+    pub fn explore(mut self, hooks: &mut dyn Hooks) -> Result<Report, VerifyError> {
         self.started = Instant::now();
-        let first = self.run(&[])?;
+        let anchor = self.opts.first_schedule.clone().unwrap_or_default();
+        let first = self.run(&anchor)?;
         // The same schedule must give the same run: check once, up front.
-        let again = self.run(&[])?;
+        let again = self.run(&anchor)?;
         if first.trace.events != again.trace.events || first.trace.outcome != again.trace.outcome {
             return Err(VerifyError::Nondeterministic("two runs of the default schedule differ".into()));
         }
+        hooks.first(&first);
+        let mut leftmost: Option<usize> = None;
         let mut exec = first;
         let (mut from, mut sleep, mut follow) = (0usize, Vec::new(), Vec::new());
         let mut last_progress = Instant::now();
@@ -217,16 +240,18 @@ impl<'a> Verifier<'a> {
                     self.stats.executions += 1;
                     self.stats.traces += 1;
                     let outcome = exec.outcome().clone();
-                    on_trace(&exec.schedule(), &outcome);
+                    hooks.trace(&exec.schedule(), &outcome);
                     for more in exec.more_bugs.clone() {
                         self.record(&exec, more);
                     }
                     self.record(&exec, outcome);
                 }
             }
+            // The first leaf ends the leftmost branch: its nodes return from here on.
+            leftmost.get_or_insert(self.path.len());
             if last_progress.elapsed() > Duration::from_millis(100) {
                 self.refresh_stats();
-                progress(&self.stats);
+                hooks.progress(&self.stats);
                 last_progress = Instant::now();
             }
             if let Some(m) = self.opts.max_executions.filter(|&m| self.stats.executions >= m) {
@@ -246,6 +271,15 @@ impl<'a> Verifier<'a> {
                     next = Some((node.sleep, j));
                     break;
                 }
+                // `Explore(C_i, ...)` returned. On the leftmost branch (D = ∅ there) every
+                // maximal configuration containing C_i has been explored, all of them since the
+                // first run: C_i is safe if no bug was found yet (DESIGN §8, publishing).
+                let i = self.path.len();
+                if leftmost.is_some_and(|b| i < b) && self.bugs.is_empty() {
+                    leftmost = Some(i);
+                    self.refresh_stats();
+                    hooks.safe_prefix(i, &self.stats);
+                }
                 self.maybe_prune();
             }
             let Some((s, j)) = next else { break None };
@@ -260,7 +294,7 @@ impl<'a> Verifier<'a> {
             self.ex.release(snap)?;
         }
         self.refresh_stats();
-        progress(&self.stats);
+        hooks.progress(&self.stats);
         Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating })
     }
 

@@ -1,0 +1,155 @@
+//! `irs verify --publish` (issue 6, publishing): the verifier installs the requirement table of
+//! its first execution as the program's segment and appends ever smaller cutoffs as nodes of the
+//! leftmost branch return with no bug below them; programs running under the segment (ENFORCE)
+//! with chaos never hit a bug the verifier found, while the same chaos without it does.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn build(dir: &Path, name: &str, src: &str) -> PathBuf {
+    std::fs::write(dir.join(format!("{name}.c")), src).unwrap();
+    irs_cc(dir, &["-O1", "-o", name, &format!("{name}.c")]).unwrap();
+    dir.join(name)
+}
+
+/// `irs verify --publish --json`: the JSON, and the segment it wrote (removed when dropped).
+struct Published {
+    json: serde_json::Value,
+    segment: PathBuf,
+}
+
+impl Drop for Published {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.segment);
+    }
+}
+
+fn publish(dir: &Path, prog: &Path) -> Published {
+    let o = run(Command::new(irs()).args(["verify", "--publish", "--json", "--out-dir"]).arg(dir).arg("--").arg(prog), None, T).unwrap();
+    let json: serde_json::Value = serde_json::from_str(o.stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}\n{}", o.stdout, o.stderr));
+    let segment = PathBuf::from(json["published"]["segment"].as_str().unwrap_or_else(|| panic!("nothing published: {json}")));
+    assert!(segment.exists(), "{}", segment.display());
+    Published { json, segment }
+}
+
+/// The published cutoffs: each no larger than the one before, constraints never rising.
+fn cuts(p: &Published) -> Vec<Vec<u64>> {
+    let log = p.json["published"]["log"].as_array().unwrap();
+    let cuts: Vec<Vec<u64>> = log.iter().map(|s| s["cut"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()).collect();
+    for w in cuts.windows(2) {
+        assert!(w[1].iter().zip(&w[0]).all(|(a, b)| a <= b), "cutoffs must shrink: {:?} then {:?}", w[0], w[1]);
+    }
+    for w in log.windows(2) {
+        assert!(w[1]["constraints"].as_u64() <= w[0]["constraints"].as_u64(), "{}", p.json);
+    }
+    cuts
+}
+
+/// How many of `n` chaos runs fail, with the installed prefix or without any.
+fn chaos_failures(prog: &Path, n: usize, installed: bool) -> usize {
+    (0..n)
+        .filter(|_| {
+            let mut cmd = if installed {
+                let mut c = Command::new(irs());
+                c.args(["run", "--installed", "--chaos", "--"]).arg(prog);
+                c
+            } else {
+                let mut c = Command::new(prog);
+                c.env("IRS_CHAOS", "1");
+                c
+            };
+            !run(&mut cmd, None, T).unwrap().status.success()
+        })
+        .count()
+}
+
+const RACE: &str = r#"
+#include <assert.h>
+#include <pthread.h>
+int x;
+void *t(void *a) { int r = x; x = r + 1; return 0; }
+int main(void) {
+  pthread_t a, b;
+  pthread_create(&a, 0, t, 0); pthread_create(&b, 0, t, 0);
+  pthread_join(a, 0); pthread_join(b, 0);
+  assert(x == 2);
+  return 0;
+}
+"#;
+
+#[test]
+fn a_safe_program_ends_with_the_empty_prefix() {
+    let d = scratch("publish/safe");
+    let prog = build(
+        &d,
+        "locked",
+        r#"
+#include <assert.h>
+#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x;
+void *t(void *a) { pthread_mutex_lock(&m); int r = x; x = r + 1; pthread_mutex_unlock(&m); return 0; }
+int main(void) {
+  pthread_t a[3];
+  for (int i = 0; i < 3; i++) pthread_create(&a[i], 0, t, 0);
+  for (int i = 0; i < 3; i++) pthread_join(a[i], 0);
+  assert(x == 3);
+  return 0;
+}
+"#,
+    );
+    let p = publish(&d, &prog);
+    assert_eq!(p.json["verdict"], "safe", "{}", p.json);
+    let cuts = cuts(&p);
+    assert!(cuts.len() >= 3, "several relaxations: {}", p.json);
+    assert!(cuts.last().unwrap().iter().all(|&c| c == 0), "the final prefix is empty: {}", p.json);
+    assert!(cuts[0].iter().any(|&c| c > 0));
+    let show = run(Command::new(irs()).args(["prefix", "show"]).arg(&p.segment), None, T).unwrap();
+    assert!(show.stdout.contains("0 constraints in force"), "{}", show.stdout);
+}
+
+#[test]
+fn a_found_bug_is_never_published_away() {
+    let d = scratch("publish/race");
+    let prog = build(&d, "race", RACE);
+    let p = publish(&d, &prog);
+    assert_eq!(p.json["verdict"], "violation", "{}", p.json);
+    let cuts = cuts(&p);
+    assert!(cuts.last().unwrap().iter().any(|&c| c > 0), "a buggy program keeps a prefix: {}", p.json);
+    assert_eq!(chaos_failures(&prog, 300, true), 0, "a run under the published prefix hit the bug");
+    assert!(chaos_failures(&prog, 300, false) > 0, "chaos alone should expose the lost update");
+}
+
+#[test]
+fn a_failing_default_schedule_is_not_the_anchor() {
+    let d = scratch("publish/anchor");
+    // The default policy keeps running main, which reads x before T1 writes it: a violation.
+    let prog = build(
+        &d,
+        "anchor",
+        r#"
+#include <assert.h>
+#include <pthread.h>
+int x;
+void *t(void *a) { x = 1; return 0; }
+int main(void) {
+  pthread_t a;
+  pthread_create(&a, 0, t, 0);
+  int r = x;
+  pthread_join(a, 0);
+  assert(r == 1);
+  return 0;
+}
+"#,
+    );
+    let o = run(Command::new(irs()).args(["verify", "--publish", "--out-dir"]).arg(&d).arg("--").arg(&prog), None, T).unwrap();
+    assert!(o.stdout.contains("anchored on a correct execution"), "{}", o.stdout);
+    let p = publish(&d, &prog);
+    assert_eq!(p.json["verdict"], "violation");
+    assert!(cuts(&p).last().unwrap().iter().any(|&c| c > 0), "{}", p.json);
+    assert_eq!(chaos_failures(&prog, 200, true), 0, "a run under the published prefix failed");
+}
