@@ -126,6 +126,9 @@ enum Command {
         /// Always run from `main` instead of from paused executions at backtracking points.
         #[arg(long)]
         no_snapshots: bool,
+        /// Prune the unfolding to Q(C,D) once it holds this many events (and has doubled since).
+        #[arg(long, default_value_t = irs_verifier::qpor::DEFAULT_PRUNE_AT)]
+        prune_at: usize,
         /// Publish ever smaller admissible prefixes to the program's segment
         /// (/dev/shm/irs-<program id>) as verification proves them safe, for programs running
         /// under ENFORCE (`irs run --installed`).
@@ -369,7 +372,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, publish, stdin, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, prune_at, publish, stdin, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -392,6 +395,7 @@ fn main() -> ExitCode {
                 skip_step,
                 snapshot_gap: (!no_snapshots).then_some(irs_verifier::qpor::DEFAULT_SNAPSHOT_GAP),
                 first_schedule: None,
+                prune_at,
             };
             let mut publisher = publish.then(irs::publish::Publisher::new);
             let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };

@@ -31,11 +31,7 @@ pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, slee
                 continue;
             }
             for &s in u.children(o, p) {
-                if s != d
-                    && !spike.contains(&s)
-                    && sleep.iter().all(|&x| !u.le(x, s))
-                    && c.compatible(u, s)
-                {
+                if s != d && !spike.contains(&s) && c.compatible(u, s) && sleep.iter().all(|&x| !u.le(x, s)) {
                     spike.push(s);
                 }
             }

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 /// Snapshots are worth their cost (one paused process, one extra run to make) when they save
 /// re-running this many steps per later run.
 pub const DEFAULT_SNAPSHOT_GAP: usize = 48;
+/// `U` is pruned from this many events on.
+pub const DEFAULT_PRUNE_AT: usize = 4096;
 /// Paused executions kept at once (each is a process).
 const MAX_SNAPSHOTS: usize = 16;
 
@@ -40,11 +42,13 @@ pub struct Options {
     pub snapshot_gap: Option<usize>,
     /// The schedule of the first run, the leftmost branch (default: the default policy's).
     pub first_schedule: Option<Vec<ThreadId>>,
+    /// Prune `U` to `Q_{C,D}` once it holds this many events (and has doubled since).
+    pub prune_at: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: Some(DEFAULT_SNAPSHOT_GAP), first_schedule: None }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: Some(DEFAULT_SNAPSHOT_GAP), first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
     }
 }
 
@@ -505,7 +509,7 @@ impl<'a> Verifier<'a> {
     /// with any of them) and their histories.
     fn maybe_prune(&mut self) {
         let live = self.u.live();
-        if live < 4096 || live < 2 * self.last_prune_live {
+        if live < self.opts.prune_at || live < 2 * self.last_prune_live {
             return;
         }
         let mut anchors: Vec<EventIdx> = self.c.events().to_vec();
