@@ -9,6 +9,7 @@ pub mod launch;
 pub mod publish;
 pub mod record;
 pub mod replay;
+pub mod service;
 pub mod svg_plot;
 pub mod trace_view;
 pub mod verify;

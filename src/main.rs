@@ -134,6 +134,9 @@ enum Command {
         /// under ENFORCE (`irs run --installed`).
         #[arg(long)]
         publish: bool,
+        /// Keep this file up to date with the verifier's state (JSON; what `irs status` reads).
+        #[arg(long)]
+        status_file: Option<PathBuf>,
         /// File every execution reads on stdin (default: nothing).
         #[arg(long)]
         stdin: Option<PathBuf>,
@@ -160,12 +163,27 @@ enum Command {
     /// Run an instrumented program under an admissible prefix (ENFORCE): every run contains
     /// the verified prefix before anything else happens. Exits with the program's code.
     Run {
-        /// The prefix (from `irs constrain`).
-        #[arg(long, required_unless_present = "installed", conflicts_with = "installed")]
+        /// The prefix (from `irs constrain`). Without --prefix or --installed the program runs
+        /// under IRS: its background verifier is started (or attached to) and every run follows
+        /// the latest prefix it published.
+        #[arg(long, conflicts_with = "installed")]
         prefix: Option<PathBuf>,
         /// Use the prefix installed for this program (/dev/shm/irs-<program-id>).
         #[arg(long)]
         installed: bool,
+        /// Under IRS: run the program this many times.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        repeat: u64,
+        /// Under IRS: seconds between runs.
+        #[arg(long, default_value_t = 0.0)]
+        every: f64,
+        /// Under IRS: before the first prefix exists, run unconstrained (unverified) instead of
+        /// waiting for it.
+        #[arg(long)]
+        no_wait: bool,
+        /// Under IRS: how long to wait for the first prefix, in seconds.
+        #[arg(long, default_value_t = 600.0)]
+        wait_limit: f64,
         /// Inject random short delays and yields at callbacks (to shake schedules in tests).
         #[arg(long)]
         chaos: bool,
@@ -175,6 +193,15 @@ enum Command {
         divergence: String,
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+    /// How the background verification of a program stands (started by `irs run`).
+    Status {
+        /// Print the verifier's state as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The program (built by `irs cc`) and its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
     /// Read admissible prefixes.
@@ -372,7 +399,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, prune_at, publish, stdin, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, prune_at, publish, status_file, stdin, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -400,7 +427,7 @@ fn main() -> ExitCode {
             let mut publisher = publish.then(irs::publish::Publisher::new);
             let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), |s| {
+            let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), status_file.as_deref(), |s| {
                 if tty {
                     let secs = s.elapsed.as_secs_f64().max(1e-9);
                     eprint!(
@@ -489,7 +516,110 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("constrain: {e}")),
             }
         }
-        Command::Run { prefix, installed: _, chaos, divergence, command } => {
+        Command::Run { prefix, installed, repeat, every, no_wait, wait_limit, chaos, divergence, command } if prefix.is_none() && !installed => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            if !(every >= 0.0 && every.is_finite() && wait_limit > 0.0 && wait_limit.is_finite()) {
+                return fail("run: --every and --wait-limit must be non-negative numbers of seconds");
+            }
+            let opts = irs::service::RunOptions {
+                repeat,
+                every: std::time::Duration::from_secs_f64(every),
+                no_wait,
+                wait_limit: std::time::Duration::from_secs_f64(wait_limit),
+                chaos,
+                divergence,
+            };
+            let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let mut last = 0;
+            let result = irs::service::run_under_irs(
+                program,
+                args,
+                &opts,
+                |a| match a {
+                    irs::service::Attach::Started => eprintln!("irs: started the background verifier of {program}"),
+                    irs::service::Attach::Attached(irs::service::Status::Finished(s)) => {
+                        eprintln!("irs: verification of {program} has finished ({})", s.verdict.as_deref().unwrap_or("?"))
+                    }
+                    irs::service::Attach::Attached(_) => eprintln!("irs: attached to the running verifier of {program}"),
+                },
+                |r| {
+                    last = irs::launch::exit_code(r.status);
+                    let st = r.state.clone().unwrap_or_default();
+                    let line = format!(
+                        "irs run {}/{repeat}: {} in {:.1} ms | {} | traces explored {} | relaxations {} | violations found {}",
+                        r.index + 1,
+                        irs::launch::describe(r.status),
+                        r.micros as f64 / 1000.0,
+                        match r.constraints {
+                            Some(c) => format!("{c} constraints in force"),
+                            None => "UNVERIFIED (no prefix yet)".into(),
+                        },
+                        st.traces,
+                        st.published.saturating_sub(1),
+                        st.violations.len()
+                    );
+                    if tty {
+                        eprint!("\r{line}   ");
+                    } else {
+                        eprintln!("{line}");
+                    }
+                },
+            );
+            if tty {
+                eprintln!();
+            }
+            match result {
+                Ok(runs) => {
+                    if runs.iter().any(|r| r.constraints.is_none()) {
+                        eprintln!("irs: warning: some runs were unverified (they started before the first prefix existed)");
+                    }
+                    exit_code(last)
+                }
+                Err(e) => fail(format_args!("run: {e}")),
+            }
+        }
+        Command::Status { json, command } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            let id = match irs::service::program_id(program, args) {
+                Ok(id) => id,
+                Err(e) => return fail(format_args!("status: {e}")),
+            };
+            let constraints = irs::service::published_constraints(id);
+            let (word, st) = match irs::service::status(id) {
+                irs::service::Status::None => return fail(format_args!("status: no verifier has run for {program} (program {id})")),
+                irs::service::Status::Running(s) => ("running", s),
+                irs::service::Status::Finished(s) => ("finished", s),
+                irs::service::Status::Stale(s) => ("STALE", s),
+            };
+            if json {
+                println!("{}", serde_json::json!({ "status": word, "state": st, "constraints_in_force": constraints, "program_id": id.to_string() }));
+                return ExitCode::SUCCESS;
+            }
+            println!("program {program} (id {id}): verifier {word} (pid {})", st.pid);
+            if word == "STALE" {
+                println!(
+                    "  the verifier died (last heard of {} s ago); the last published prefix stays in force; `irs run` starts a new one",
+                    irs::service::now_unix().saturating_sub(st.updated)
+                );
+            }
+            println!("  executions {}  traces {}  SSB {}  in {:.1} s", st.executions, st.traces, st.ssb, st.seconds);
+            println!(
+                "  prefixes published {}; constraints in force: {}",
+                st.published,
+                constraints.map_or("none (no prefix)".to_string(), |c| c.to_string())
+            );
+            if let Some(v) = &st.verdict {
+                println!("  verdict: {v}");
+            }
+            for v in &st.violations {
+                println!("  found: {v}");
+            }
+            if let Some(e) = &st.error {
+                println!("  error: {e}");
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Run { prefix, installed: _, repeat: _, every: _, no_wait: _, wait_limit: _, chaos, divergence, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let prefix_abs = match prefix {
                 Some(p) => {

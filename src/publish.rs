@@ -4,8 +4,9 @@
 //! returns with no bug found, down to the zero vector when the exploration completes safely.
 //! Running instrumented programs (ENFORCE) adopt each new cutoff as it appears.
 
-use crate::constrain::{self, ConstrainError, LOG_CAPACITY};
-use shared_proto::prefix_segment;
+use crate::constrain::{self, LOG_CAPACITY};
+use shared_proto::prefix_segment::{self, PrefixView};
+use shared_proto::ThreadId;
 use shared_proto::requirement_table::RequirementTable;
 use shared_proto::{Outcome, Trace};
 use std::path::PathBuf;
@@ -29,13 +30,15 @@ pub struct Publisher {
     first: Option<(Trace, RequirementTable)>,
     pub segment: Option<PathBuf>,
     pub log: Vec<Published>,
+    /// The segment of an earlier verifier of the same program was taken over.
+    pub reused: bool,
     /// The first thing that went wrong; publishing stops there.
     pub error: Option<String>,
 }
 
 impl Publisher {
     pub fn new() -> Publisher {
-        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), error: None }
+        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None }
     }
 
     /// The first execution: install its whole trace as the program's prefix.
@@ -46,9 +49,40 @@ impl Publisher {
         }
         let table = RequirementTable::from_trace(trace);
         let cut = table.full_cut();
-        let installed = prefix_segment::build(&table, trace.program_id, &trace.sites, LOG_CAPACITY, &cut)
-            .map_err(ConstrainError::from)
-            .and_then(|bytes| constrain::install_bytes(&bytes));
+        let bytes = match prefix_segment::build(&table, trace.program_id, &trace.sites, LOG_CAPACITY, &cut) {
+            Ok(b) => b,
+            Err(e) => {
+                self.error = Some(e.to_string());
+                return;
+            }
+        };
+        // A verifier restarted after a crash finds its predecessor's segment: the same first
+        // execution gives the same table, and the prefix in force stays (it only shrinks).
+        let path = prefix_segment::segment_path(trace.program_id);
+        if let Ok(old) = std::fs::read(&path) {
+            if let (Ok(old_view), Ok(new_view)) = (PrefixView::parse(&old, Some(trace.program_id)), PrefixView::parse(&bytes, None)) {
+                if same_table(&old_view, &new_view) {
+                    let latest = old_view.cutoff(old_view.published() - 1);
+                    self.log.push(Published {
+                        steps: trace.steps.len(),
+                        constraints: table.constraints_within(&latest),
+                        cut: latest,
+                        seconds: self.started.elapsed().as_secs_f64(),
+                        traces: 0,
+                    });
+                    self.reused = true;
+                    self.segment = Some(path);
+                    self.first = Some((trace.clone(), table));
+                    return;
+                }
+                self.error = Some(format!(
+                    "{} holds a prefix of another first execution; remove it to publish a new one",
+                    path.display()
+                ));
+                return;
+            }
+        }
+        let installed = constrain::install_bytes(&bytes);
         match installed {
             Ok(path) => {
                 self.log.push(Published {
@@ -78,6 +112,10 @@ impl Publisher {
         }
         let constraints = table.constraints_within(&cut);
         let last = self.log.last().expect("the first prefix is logged");
+        if cut.iter().zip(&last.cut).any(|(a, b)| a > b) {
+            // Only ever smaller: a restarted verifier waits until it is below what is in force.
+            return;
+        }
         let zero = cut.iter().all(|&c| c == 0);
         if constraints >= last.constraints && !(zero && last.cut.iter().any(|&c| c > 0)) {
             return;
@@ -87,6 +125,22 @@ impl Publisher {
             Err(e) => self.error = Some(format!("publishing to {}: {e}", path.display())),
         }
     }
+}
+
+/// Two prefixes with the same requirement table (their cutoff logs aside).
+fn same_table(a: &PrefixView, b: &PrefixView) -> bool {
+    a.program_id() == b.program_id()
+        && a.threads() == b.threads()
+        && (0..a.threads()).all(|t| {
+            let t = ThreadId(t as u32);
+            a.thread_info(t) == b.thread_info(t)
+                && a.thread_rows(t) == b.thread_rows(t)
+                && (0..a.thread_rows(t)).all(|k| {
+                    let (sa, ra) = a.row(t, k);
+                    let (sb, rb) = b.row(t, k);
+                    sa == sb && ra.eq(rb)
+                })
+        })
 }
 
 impl Default for Publisher {

@@ -4,6 +4,7 @@
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::Options as ExecOptions;
 use crate::publish::Publisher;
+use crate::service::VerifierState;
 use irs_verifier::qpor::{self, Report, Stats, Verifier};
 use irs_verifier::schedule;
 use shared_proto::{Outcome, ThreadId};
@@ -80,16 +81,46 @@ struct CliHooks<'a, P: FnMut(&Stats)> {
     traces_file: Option<std::io::BufWriter<std::fs::File>>,
     write_failed: Option<std::io::Error>,
     publisher: Option<&'a mut Publisher>,
+    /// `--status-file`: the state the background verifier keeps for `irs status`/`irs run`.
+    state: Option<(PathBuf, VerifierState)>,
+}
+
+impl<P: FnMut(&Stats)> CliHooks<'_, P> {
+    fn save_state(&mut self, stats: Option<&Stats>) {
+        let Some((path, st)) = self.state.as_mut() else { return };
+        if let Some(s) = stats {
+            st.executions = s.executions;
+            st.traces = s.traces;
+            st.ssb = s.ssb;
+            st.seconds = s.elapsed.as_secs_f64();
+        }
+        if let Some(p) = self.publisher.as_ref() {
+            st.published = p.log.len();
+            st.constraints = p.log.last().map(|l| l.constraints);
+            if st.error.is_none() {
+                st.error = p.error.clone();
+            }
+        }
+        st.updated = crate::service::now_unix();
+        let _ = crate::service::write_state(path, st);
+    }
 }
 
 impl<P: FnMut(&Stats)> qpor::Hooks for CliHooks<'_, P> {
     fn progress(&mut self, stats: &Stats) {
-        (self.progress)(stats)
+        (self.progress)(stats);
+        self.save_state(Some(stats));
     }
-    fn trace(&mut self, schedule: &[ThreadId], _outcome: &Outcome) {
+    fn trace(&mut self, schedule: &[ThreadId], outcome: &Outcome) {
         if let Some(f) = self.traces_file.as_mut() {
             if let Err(e) = f.write_all(schedule::format(schedule).as_bytes()) {
                 self.write_failed.get_or_insert(e);
+            }
+        }
+        if let Some((_, st)) = self.state.as_mut() {
+            let msg = outcome.to_string();
+            if outcome.is_bug() && !st.violations.contains(&msg) {
+                st.violations.push(msg);
             }
         }
     }
@@ -97,11 +128,13 @@ impl<P: FnMut(&Stats)> qpor::Hooks for CliHooks<'_, P> {
         if let Some(p) = self.publisher.as_mut() {
             p.first(&first.trace);
         }
+        self.save_state(None);
     }
     fn safe_prefix(&mut self, steps: usize, stats: &Stats) {
         if let Some(p) = self.publisher.as_mut() {
             p.safe(steps, stats.traces);
         }
+        self.save_state(Some(stats));
     }
 }
 
@@ -113,11 +146,63 @@ const ANCHOR_TRIES: u64 = 1000;
 pub fn verify(
     program: &str,
     args: &[String],
+    opts: qpor::Options,
+    exec: ExecOptions,
+    out_dir: &Path,
+    schedules_out: Option<&Path>,
+    mut publisher: Option<&mut Publisher>,
+    status_file: Option<&Path>,
+    progress: impl FnMut(&Stats),
+) -> Result<Outcomes, VerifyCliError> {
+    let mut state = status_file.map(|p| {
+        let st = VerifierState {
+            pid: std::process::id(),
+            program: program.to_string(),
+            args: args.to_vec(),
+            state: "running".into(),
+            updated: crate::service::now_unix(),
+            ..Default::default()
+        };
+        let _ = crate::service::write_state(p, &st);
+        (p.to_path_buf(), st)
+    });
+    let result = verify_inner(program, args, opts, exec, out_dir, schedules_out, publisher.as_deref_mut(), &mut state, progress);
+    if let Some((path, st)) = state.as_mut() {
+        match &result {
+            Ok(o) => {
+                st.state = "done".into();
+                st.verdict = Some(o.verdict().into());
+                st.executions = o.report.stats.executions;
+                st.traces = o.report.stats.traces;
+                st.ssb = o.report.stats.ssb;
+                st.seconds = o.report.stats.elapsed.as_secs_f64();
+                st.violations = o.report.bugs.iter().map(|b| b.outcome.to_string()).collect();
+            }
+            Err(e) => {
+                st.state = "failed".into();
+                st.error = Some(e.to_string());
+            }
+        }
+        if let Some(p) = publisher.as_ref() {
+            st.published = p.log.len();
+            st.constraints = p.log.last().map(|l| l.constraints);
+        }
+        st.updated = crate::service::now_unix();
+        let _ = crate::service::write_state(path, st);
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_inner(
+    program: &str,
+    args: &[String],
     mut opts: qpor::Options,
     exec: ExecOptions,
     out_dir: &Path,
     schedules_out: Option<&Path>,
     mut publisher: Option<&mut Publisher>,
+    state: &mut Option<(PathBuf, VerifierState)>,
     progress: impl FnMut(&Stats),
 ) -> Result<Outcomes, VerifyCliError> {
     let mut ex = executor(program, args, exec)?;
@@ -149,8 +234,10 @@ pub fn verify(
             }
         }
     }
-    let mut hooks = CliHooks { progress, traces_file, write_failed: None, publisher };
-    let report = Verifier::new(&mut ex, opts).explore(&mut hooks)?;
+    let mut hooks = CliHooks { progress, traces_file, write_failed: None, publisher, state: state.take() };
+    let explored = Verifier::new(&mut ex, opts).explore(&mut hooks);
+    *state = hooks.state.take();
+    let report = explored?;
     if let (Some(p), Some(e)) = (schedules_out, hooks.write_failed.take()) {
         return Err(write_err(p, e));
     }
