@@ -505,8 +505,11 @@ impl<'a> Verifier<'a> {
     }
 
     /// Line 13 of Alg. 1, amortised: when `U` has doubled since the last time, keep only
-    /// `Q_{C,D}` (the events of `C` and of the sleep sets along the path, those in conflict
-    /// with any of them) and their histories.
+    /// `Q_{C,D}`: the events of `C` and of the sleep sets along the path, the events in
+    /// immediate conflict with any of them (which are among their siblings in the object trees:
+    /// all of those are kept), and the histories of all these. Alternatives are built from
+    /// exactly such siblings (see `comb`); anything else a later branch needs, its own runs
+    /// find again.
     fn maybe_prune(&mut self) {
         let live = self.u.live();
         if live < self.opts.prune_at || live < 2 * self.last_prune_live {
@@ -517,25 +520,26 @@ impl<'a> Verifier<'a> {
             anchors.extend(n.sleep.iter().copied());
         }
         let mut keep = vec![false; self.u.capacity()];
-        let all: Vec<EventIdx> = self.u.all().collect();
-        let sleeps: Vec<EventIdx> = self.path.iter().flat_map(|n| n.sleep.iter().copied()).collect();
-        for &x in &all {
-            if !self.c.compatible(&self.u, x) || sleeps.iter().any(|&d| d == x || self.u.conflict(d, x)) {
+        let mut stack: Vec<EventIdx> = Vec::new();
+        let mark = |x: EventIdx, keep: &mut Vec<bool>, stack: &mut Vec<EventIdx>| {
+            if !keep[x.0 as usize] {
                 keep[x.0 as usize] = true;
+                stack.push(x);
+            }
+        };
+        for &a in &anchors {
+            mark(a, &mut keep, &mut stack);
+            for (o, p) in self.u.preds(a) {
+                for &s in self.u.children(o, p) {
+                    mark(s, &mut keep, &mut stack);
+                }
             }
         }
-        for &a in &anchors {
-            keep[a.0 as usize] = true;
-        }
         // Close under causality.
-        let mut stack: Vec<EventIdx> = all.iter().copied().filter(|x| keep[x.0 as usize]).collect();
         while let Some(x) = stack.pop() {
             for (_, p) in self.u.preds(x) {
                 if let Some(p) = p {
-                    if !keep[p.0 as usize] {
-                        keep[p.0 as usize] = true;
-                        stack.push(p);
-                    }
+                    mark(p, &mut keep, &mut stack);
                 }
             }
         }
