@@ -7,10 +7,21 @@
 //! conflict with `d` iff its history holds an event in *immediate* conflict with `d`, which then
 //! shares an object with `d` and has the same predecessor on it; so a spike holds `d`'s siblings
 //! in its objects' trees that are compatible with `C` and have no event of `D` in their history
-//! (a larger event would only add history). Siblings in a *thread's* tree need not be looked at:
-//! another event of `d`'s thread after the same predecessor differs from `d` on some other
-//! object, and its history holds a sibling of `d` on that object, which serves as well. A combination of pairwise compatible events, one
+//! (a larger event would only add history). A combination of pairwise compatible events, one
 //! per spike, gives `J = [e'_1] ∪ … ∪ [e'_k]`.
+//!
+//! Only siblings of *other threads* than `d`'s need to be looked at. Let `s` be a sibling of `d`
+//! of `d`'s own thread, compatible with `C`, with `d ∉ [s]`, and let `f` be the first event of
+//! that thread in `[s]` after `C` (`f ≠ d`). A thread's next action is a function of its history
+//! (the executions are deterministic), so `f` has `d`'s action and differs from `d` in its
+//! predecessor `q` on some object `o` other than the thread. Both `q` and `C`'s last event on
+//! `o` are in configurations compatible with each other, so they are comparable; `q` before it
+//! would put `f` in conflict with `C`, so `q` is after it, and the event `g` of `[f]` that
+//! follows `C`'s last event on `o` is a sibling of `d` on `o`, of another thread (the thread's
+//! events in `[f]` before `f` are in `C`), with `[g] ⊆ [s]`: `g` serves wherever `s` would.
+//! This matters: after a join, a thread's next event exists once per history of the joined
+//! threads, thousands of same-thread siblings that would otherwise be checked at every node.
+//! For the same reason siblings in a *thread's* tree are not looked at at all.
 
 use crate::configuration::Configuration;
 use crate::object_table::{ObjClass, ObjectTable};
@@ -26,12 +37,13 @@ pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, slee
     let mut spikes: Vec<Vec<EventIdx>> = Vec::with_capacity(selected.len());
     for &d in selected {
         let mut spike = Vec::new();
+        let me = u.thread(d);
         for (o, p) in u.preds(d) {
             if objects.class(o) == ObjClass::Thread {
                 continue;
             }
-            for &s in u.children(o, p) {
-                if s != d && !spike.contains(&s) && c.compatible(u, s) && sleep.iter().all(|&x| !u.le(x, s)) {
+            for s in u.children_of_others(o, p, me) {
+                if s != d && !spike.contains(&s) && c.compatible_outside(u, s) && sleep.iter().all(|&x| !u.le(x, s)) {
                     spike.push(s);
                 }
             }

@@ -58,8 +58,9 @@ impl Configuration {
         self.last(o).is_some_and(|l| u.tree_le(o, x, l))
     }
 
-    /// `[x] ∪ C` is a configuration.
-    pub fn compatible(&self, u: &Unfolding, x: EventIdx) -> bool {
-        u.compatible(x, |o| self.last(o))
+    /// `[x] ∪ C` is a configuration, for `x ∉ C`.
+    pub fn compatible_outside(&self, u: &Unfolding, x: EventIdx) -> bool {
+        debug_assert!(!self.contains(u, x));
+        u.compatible_outside(x, |o| self.last(o))
     }
 }

@@ -6,6 +6,7 @@ pub mod cex;
 pub mod comb;
 pub mod configuration;
 pub mod executor;
+pub mod fx_hash;
 pub mod object_table;
 pub mod qpor;
 pub mod schedule;

@@ -506,10 +506,9 @@ impl<'a> Verifier<'a> {
 
     /// Line 13 of Alg. 1, amortised: when `U` has doubled since the last time, keep only
     /// `Q_{C,D}`: the events of `C` and of the sleep sets along the path, the events in
-    /// immediate conflict with any of them (which are among their siblings in the object trees:
-    /// all of those are kept), and the histories of all these. Alternatives are built from
-    /// exactly such siblings (see `comb`); anything else a later branch needs, its own runs
-    /// find again.
+    /// immediate conflict with any of them that alternatives can be built from (their siblings
+    /// of other threads in the memory and mutex trees, see `comb`), and the histories of all
+    /// these. Anything else a later branch needs, its own runs find again.
     fn maybe_prune(&mut self) {
         let live = self.u.live();
         if live < self.opts.prune_at || live < 2 * self.last_prune_live {
@@ -529,8 +528,12 @@ impl<'a> Verifier<'a> {
         };
         for &a in &anchors {
             mark(a, &mut keep, &mut stack);
+            let me = self.u.thread(a);
             for (o, p) in self.u.preds(a) {
-                for &s in self.u.children(o, p) {
+                if self.objects.class(o) == crate::object_table::ObjClass::Thread {
+                    continue;
+                }
+                for s in self.u.children_of_others(o, p, me) {
                     mark(s, &mut keep, &mut stack);
                 }
             }

@@ -16,10 +16,11 @@
 //! locks to objects): `a ≤ b` iff `a` is an ancestor-or-self of `b`'s last event on any object of
 //! `a`; `a # b` iff on some object both touched, their last events are incomparable.
 
+use crate::fx_hash::{FxBuild, FxHashMap, PassHashMap};
 use crate::object_table::ObjIdx;
 use crate::thread_names::StableThread;
 use shared_proto::{EventKind, SiteId};
-use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EventIdx(pub u32);
@@ -48,6 +49,9 @@ pub fn action_kind(kind: EventKind) -> EventKind {
 
 #[derive(Clone, Debug)]
 struct TreeNode {
+    /// The object whose tree this node is in (kept here so that tree walks never leave the
+    /// events they visit).
+    obj: ObjIdx,
     pred: Option<EventIdx>,
     /// 1 for an event without predecessor on the object (the root `⊥` has depth 0).
     depth: u32,
@@ -63,18 +67,26 @@ struct Event {
     nodes: Box<[TreeNode]>,
     /// `(object, last event on it in [e])`, sorted by object.
     frontier: Box<[(ObjIdx, EventIdx)]>,
+    /// The next event whose key (action, predecessors) has the same hash.
+    same_hash: Option<EventIdx>,
 }
 
 /// What an event is: its action and its immediate predecessors (one per object of the action).
-type EventKey = (ActionIdx, Box<[Option<EventIdx>]>);
+/// The table maps the key's hash to the first event with that hash; the others are chained
+/// through the events, so that looking an event up allocates nothing.
+fn key_hash(action: ActionIdx, preds: &[Option<EventIdx>]) -> u64 {
+    FxBuild::default().hash_one((action.0, preds))
+}
 
 pub struct Unfolding {
     events: Vec<Option<Event>>,
     free: Vec<EventIdx>,
-    by_key: HashMap<EventKey, EventIdx>,
+    by_key: PassHashMap<EventIdx>,
     actions: Vec<Action>,
-    action_index: HashMap<Action, ActionIdx>,
-    children: HashMap<(ObjIdx, Option<EventIdx>), Vec<EventIdx>>,
+    action_index: FxHashMap<Action, ActionIdx>,
+    /// Per object and predecessor, the events that follow it there, with their threads (so that
+    /// a search for another thread's events never has to touch the events themselves).
+    children: FxHashMap<(ObjIdx, Option<EventIdx>), Vec<(StableThread, EventIdx)>>,
     skip_step: u32,
     live: usize,
     created: u64,
@@ -85,10 +97,10 @@ impl Unfolding {
         Unfolding {
             events: Vec::new(),
             free: Vec::new(),
-            by_key: HashMap::new(),
+            by_key: PassHashMap::default(),
             actions: Vec::new(),
-            action_index: HashMap::new(),
-            children: HashMap::new(),
+            action_index: FxHashMap::default(),
+            children: FxHashMap::default(),
             skip_step: skip_step.max(1),
             live: 0,
             created: 0,
@@ -142,21 +154,22 @@ impl Unfolding {
         &self.action_of(e).objects
     }
 
-    fn slot(&self, e: EventIdx, o: ObjIdx) -> Option<usize> {
-        self.objects(e).iter().position(|&x| x == o)
+    /// `e`'s node in `o`'s tree (`e` must belong to `o`).
+    fn node(&self, e: EventIdx, o: ObjIdx) -> &TreeNode {
+        self.ev(e).nodes.iter().find(|n| n.obj == o).expect("event on object")
     }
 
     /// `e`'s immediate predecessor on object `o` (which `e` belongs to).
     pub fn pred(&self, e: EventIdx, o: ObjIdx) -> Option<EventIdx> {
-        self.slot(e, o).and_then(|i| self.ev(e).nodes[i].pred)
+        self.ev(e).nodes.iter().find(|n| n.obj == o).and_then(|n| n.pred)
     }
 
     pub fn preds(&self, e: EventIdx) -> impl Iterator<Item = (ObjIdx, Option<EventIdx>)> + '_ {
-        self.objects(e).iter().copied().zip(self.ev(e).nodes.iter().map(|n| n.pred))
+        self.ev(e).nodes.iter().map(|n| (n.obj, n.pred))
     }
 
     fn depth(&self, e: EventIdx, o: ObjIdx) -> u32 {
-        self.ev(e).nodes[self.slot(e, o).expect("event on object")].depth
+        self.node(e, o).depth
     }
 
     /// The last event on `o` in `[e]`.
@@ -172,7 +185,7 @@ impl Unfolding {
     /// The ancestor-or-self of `x` at depth `d` in `o`'s tree (`d` ≤ `x`'s depth, `d` ≥ 1).
     fn ancestor_at(&self, o: ObjIdx, mut x: EventIdx, d: u32) -> EventIdx {
         loop {
-            let n = &self.ev(x).nodes[self.slot(x, o).expect("event on object")];
+            let n = self.node(x, o);
             if n.depth == d {
                 return x;
             }
@@ -241,18 +254,41 @@ impl Unfolding {
         false
     }
 
-    /// `[e] ∪ C` is a configuration, where `last` gives `C`'s last event per object.
-    pub fn compatible(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>) -> bool {
-        self.frontier(e).iter().all(|&(o, x)| last(o).is_none_or(|c| self.comparable(o, x, c)))
+    /// `[e] ∪ C` is a configuration, for an event `e ∉ C`, where `last` gives `C`'s last event
+    /// per object.
+    pub fn compatible_outside(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>) -> bool {
+        // A quick necessary condition first, on the immediate predecessors only: most events
+        // that are not compatible follow a predecessor that `C` has already gone past (then `C`
+        // holds another event right after it, as `e ∉ C`).
+        let quick = self.ev(e).nodes.iter().all(|n| match (last(n.obj), n.pred) {
+            (None, None) => true,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (Some(c), Some(p)) => c == p || self.tree_le(n.obj, c, p),
+        });
+        quick && self.frontier(e).iter().all(|&(o, x)| last(o).is_none_or(|c| self.comparable(o, x, c)))
     }
 
     /// Events whose predecessor on `o` is `pred`.
-    pub fn children(&self, o: ObjIdx, pred: Option<EventIdx>) -> &[EventIdx] {
-        self.children.get(&(o, pred)).map(|v| v.as_slice()).unwrap_or(&[])
+    pub fn children(&self, o: ObjIdx, pred: Option<EventIdx>) -> impl Iterator<Item = EventIdx> + '_ {
+        self.children.get(&(o, pred)).into_iter().flatten().map(|&(_, e)| e)
+    }
+
+    /// Events of threads other than `thread` whose predecessor on `o` is `pred`.
+    pub fn children_of_others(&self, o: ObjIdx, pred: Option<EventIdx>, thread: StableThread) -> impl Iterator<Item = EventIdx> + '_ {
+        self.children.get(&(o, pred)).into_iter().flatten().filter(move |&&(t, _)| t != thread).map(|&(_, e)| e)
     }
 
     pub fn find(&self, action: ActionIdx, preds: &[Option<EventIdx>]) -> Option<EventIdx> {
-        self.by_key.get(&(action, preds.into())).copied()
+        let mut at = self.by_key.get(&key_hash(action, preds)).copied();
+        while let Some(e) = at {
+            let ev = self.ev(e);
+            if ev.action == action && ev.nodes.iter().map(|n| n.pred).eq(preds.iter().copied()) {
+                return Some(e);
+            }
+            at = ev.same_hash;
+        }
+        None
     }
 
     /// The event of `action` with these immediate predecessors (parallel to the action's
@@ -262,6 +298,7 @@ impl Unfolding {
             return (e, false);
         }
         let objects = self.actions[action.0 as usize].objects.clone();
+        let thread = self.actions[action.0 as usize].thread;
         debug_assert_eq!(objects.len(), preds.len());
         let idx = match self.free.pop() {
             Some(i) => i,
@@ -294,11 +331,11 @@ impl Unfolding {
                     dist *= step;
                 }
             }
-            nodes.push(TreeNode { pred, depth, skips: skips.into() });
-            self.children.entry((o, pred)).or_default().push(idx);
+            nodes.push(TreeNode { obj: o, pred, depth, skips: skips.into() });
+            self.children.entry((o, pred)).or_default().push((thread, idx));
         }
-        self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), frontier: frontier.into() });
-        self.by_key.insert((action, preds.into()), idx);
+        let same_hash = self.by_key.insert(key_hash(action, preds), idx);
+        self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), frontier: frontier.into(), same_hash });
         self.live += 1;
         self.created += 1;
         (idx, true)
@@ -317,17 +354,33 @@ impl Unfolding {
             }
             let e = EventIdx(i as u32);
             let ev = self.events[i].take().expect("checked");
-            let objects = &self.actions[ev.action.0 as usize].objects;
-            let preds: Box<[Option<EventIdx>]> = ev.nodes.iter().map(|n| n.pred).collect();
-            for (&o, n) in objects.iter().zip(ev.nodes.iter()) {
-                if let Some(v) = self.children.get_mut(&(o, n.pred)) {
-                    v.retain(|&c| c != e);
+            for n in ev.nodes.iter() {
+                if let Some(v) = self.children.get_mut(&(n.obj, n.pred)) {
+                    v.retain(|&(_, c)| c != e);
                     if v.is_empty() {
-                        self.children.remove(&(o, n.pred));
+                        self.children.remove(&(n.obj, n.pred));
                     }
                 }
             }
-            self.by_key.remove(&(ev.action, preds));
+            // Unlink from the chain of its hash.
+            let preds: Vec<Option<EventIdx>> = ev.nodes.iter().map(|n| n.pred).collect();
+            let h = key_hash(ev.action, &preds);
+            if self.by_key.get(&h) == Some(&e) {
+                match ev.same_hash {
+                    Some(next) => self.by_key.insert(h, next),
+                    None => self.by_key.remove(&h),
+                };
+            } else {
+                let mut at = self.by_key.get(&h).copied();
+                while let Some(x) = at {
+                    let xe = self.events[x.0 as usize].as_mut().expect("chained events are live");
+                    if xe.same_hash == Some(e) {
+                        xe.same_hash = ev.same_hash;
+                        break;
+                    }
+                    at = xe.same_hash;
+                }
+            }
             self.free.push(e);
             self.live -= 1;
         }
@@ -362,7 +415,8 @@ mod tests {
         assert!(u.conflict(a1, b1) && u.conflict(a1, a2) && u.conflict(b2, b1) && u.conflict(b2, a2));
         assert!(u.le(a1, b2) && !u.le(b2, a1) && u.le(b1, a2) && !u.le(a1, a2));
         assert!(!u.conflict(a1, b2));
-        assert_eq!(u.children(ObjIdx(9), None), &[a1, b1]);
+        assert_eq!(u.children(ObjIdx(9), None).collect::<Vec<_>>(), [a1, b1]);
+        assert_eq!(u.children_of_others(ObjIdx(9), None, StableThread(0)).collect::<Vec<_>>(), [b1]);
     }
 
     /// A long chain on one object: ancestor queries through skip pointers agree with walking.
@@ -402,7 +456,7 @@ mod tests {
         keep[a1.0 as usize] = true;
         u.retain(&keep);
         assert_eq!(u.live(), 1);
-        assert!(u.children(ObjIdx(9), None) == [a1]);
+        assert_eq!(u.children(ObjIdx(9), None).collect::<Vec<_>>(), [a1]);
         let (b1again, new) = u.event(b, &[None, None], EventKind::Lock);
         assert!(new && b1again == b1);
     }
