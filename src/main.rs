@@ -86,6 +86,10 @@ enum Command {
         /// there (a snapshot: the prefix is not re-run).
         #[arg(long)]
         snapshot_at: Option<usize>,
+        /// Fork a process per execution instead of running executions in one persistent
+        /// worker that restores its memory after each (slower; for comparison).
+        #[arg(long)]
+        fork_each: bool,
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -123,9 +127,12 @@ enum Command {
         /// Skip-pointer step of the unfolding's object trees.
         #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
         skip_step: u32,
-        /// Always run from `main` instead of from paused executions at backtracking points.
-        #[arg(long)]
-        no_snapshots: bool,
+        /// Start runs from paused executions (forked processes) at backtracking points at least
+        /// STEPS deeper than the last one, instead of re-running their prefix in the persistent
+        /// worker. Pays off only for programs whose prefix is expensive to re-run (a long
+        /// computation before the threads); 48 is a good start.
+        #[arg(long, value_name = "STEPS", value_parser = clap::value_parser!(u64).range(1..))]
+        snapshot_gap: Option<u64>,
         /// Prune the unfolding to Q(C,D) once it holds this many events (and has doubled since).
         #[arg(long, default_value_t = irs_verifier::qpor::DEFAULT_PRUNE_AT)]
         prune_at: usize,
@@ -140,6 +147,10 @@ enum Command {
         /// File every execution reads on stdin (default: nothing).
         #[arg(long)]
         stdin: Option<PathBuf>,
+        /// Fork a process per execution instead of running executions in one persistent
+        /// worker that restores its memory after each (slower; for comparison).
+        #[arg(long)]
+        fork_each: bool,
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -302,6 +313,10 @@ fn exit_code(code: i32) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // Output into a closed pipe (`irs verify ... | head`) ends the process quietly, as it does
+    // other Unix tools, instead of failing a print.
+    // SAFETY: restoring the default action of SIGPIPE before anything else runs.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match cli.command {
         Command::Cc { args } => {
@@ -362,12 +377,12 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("replay: {e}")),
             }
         }
-        Command::Explore { random, seed, timeout, out_dir, snapshot_at, command } => {
+        Command::Explore { random, seed, timeout, out_dir, snapshot_at, fork_each, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("explore: --timeout must be a positive number of seconds");
             }
-            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), ..Default::default() };
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), fork_each, ..Default::default() };
             let started = std::time::Instant::now();
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let report = irs::explore::explore_random(program, args, random, seed, snapshot_at, options, &out_dir, |n| {
@@ -399,7 +414,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, no_snapshots, prune_at, publish, status_file, stdin, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, prune_at, publish, status_file, stdin, fork_each, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -420,12 +435,12 @@ fn main() -> ExitCode {
                 max_executions,
                 time_limit: time_limit.map(std::time::Duration::from_secs_f64),
                 skip_step,
-                snapshot_gap: (!no_snapshots).then_some(irs_verifier::qpor::DEFAULT_SNAPSHOT_GAP),
+                snapshot_gap: snapshot_gap.map(|g| g as usize),
                 first_schedule: None,
                 prune_at,
             };
             let mut publisher = publish.then(irs::publish::Publisher::new);
-            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), status_file.as_deref(), |s| {
                 if tty {

@@ -16,6 +16,11 @@ fn count_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
 
+/// The memory mappings of a process, as `/proc/PID/maps` lists them.
+fn mappings(pid: u32) -> Vec<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default().lines().map(|l| l.to_string()).collect()
+}
+
 fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -47,12 +52,20 @@ fn ten_thousand_runs_leak_no_process_fd_or_shared_memory() {
         server_pid = server;
         let first = ex.run_random(&[], 0).unwrap();
         let server_fds = count_fds(server);
+        // The persistent worker runs the executions: the server's one child.
+        let worker = children_of(server);
+        assert_eq!(worker.len(), 1, "one persistent worker");
+        let worker = worker[0];
+        let (worker_fds, worker_maps) = (count_fds(worker), mappings(worker));
         for i in 0..10_000u64 {
             let r = ex.run_random(&[], i).unwrap();
             assert!(matches!(r.trace.outcome, Outcome::Exit(0) | Outcome::Violation { .. }));
         }
         assert_eq!(count_fds(server), server_fds, "the server's descriptors stay the same");
-        assert!(children_of(server).is_empty(), "no execution outlives its run");
+        assert_eq!(children_of(server), [worker], "the same worker ran every execution");
+        assert_eq!(count_fds(worker), worker_fds, "the worker's descriptors stay the same");
+        assert_eq!(mappings(worker), worker_maps, "the worker's memory mappings stay the same");
+        assert!(children_of(worker).is_empty(), "no execution outlives its run");
         let _ = first;
     }
     std::thread::sleep(Duration::from_millis(100));

@@ -42,3 +42,9 @@ pub fn runtime_lib() -> Result<PathBuf, String> {
 
 /// The system libraries a Rust static library needs (`rustc --print native-static-libs`).
 pub const RUNTIME_SYSTEM_LIBS: &[&str] = &["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"];
+
+/// Linker flags every instrumented program gets. `-z now` resolves every dynamic symbol at
+/// start-up: EXPLORE forks an execution from the fork server thousands of times a second, and
+/// with lazy binding each of them would resolve again the library functions the server had not
+/// called yet (a symbol lookup per function per execution).
+pub const RUNTIME_LINK_FLAGS: &[&str] = &["-Wl,-z,now"];

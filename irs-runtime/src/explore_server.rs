@@ -1,21 +1,33 @@
 //! EXPLORE's fork server (DESIGN §7, issue 3). Started by the executor with two pipes and a
 //! shared buffer, the program's runtime becomes a server before any user code runs, while only
-//! the main thread exists. For each request it forks a child that runs `main` under the
-//! controlled [`scheduler`](crate::scheduler), waits for it (killing it at the time limit), and
-//! answers with how the process ended and what it printed. The child writes its trace into the
-//! shared buffer as it goes.
+//! the main thread exists. Executions run `main` under the controlled
+//! [`scheduler`](crate::scheduler) and write their trace into the shared buffer as they go; the
+//! server answers each request with how the execution ended and what it printed.
+//!
+//! *Persistent worker.* A process per execution costs a fork, page faults on everything the
+//! child touches and an exit (a few hundred µs, far more than a small program's run). So the
+//! server forks one *worker*, which takes an image of its own memory
+//! ([`ProcessImage`]) and then runs execution after execution in itself, restoring the image
+//! after each: every execution starts from the same memory at the same addresses, as a forked
+//! one would. The server only watches the worker: when the worker dies during an execution (a
+//! crash that ends the process, `abort`, `_exit`, the time limit, which a timer enforces with
+//! `SIGALRM`), the server answers for it, as it would for a forked child, and starts a new
+//! worker. `IRS_EXPLORE_FORK=1` (or a worker that cannot take its image) makes the server fork
+//! a child per execution instead, which is also how snapshots and their continuations run.
 //!
 //! Snapshots: a `Snapshot` request's child follows its schedule and, at the next decision,
 //! pauses and serves requests itself with the same loop: each `Run` forks a continuation of the
 //! paused execution, so a verifier backtracking to that point does not re-run the prefix from
 //! `main`. Snapshots nest; `Release` ends the innermost one.
 //!
-//! The serving loop allocates nothing, so every execution is forked from the same heap and a
+//! The serving loop allocates nothing, so every execution starts from the same heap and a
 //! schedule sees the same addresses every time, from `main` or from a snapshot alike.
 
 use crate::fiber_tls::StaticTls;
+use crate::process_image::ProcessImage;
 use crate::program_info::ProgramInfo;
 use crate::scheduler;
+use crate::stack_pool;
 use crate::thread_flag;
 use shared_proto::explore_buffer::{BufferWriter, Capacity, ChildOutcome, Mark};
 use shared_proto::explore_protocol::{self as proto, Hello, Policy, ProcessEnd, RequestKind, MAX_OUTPUT};
@@ -24,6 +36,7 @@ use std::fs::File;
 use std::io::Write;
 use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 type UserMain = extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
@@ -47,12 +60,10 @@ struct Server {
     ctl_out: c_int,
     buffer: *mut u8,
     cap: Capacity,
-    stack_bytes: usize,
     /// The file every execution's stdout and stderr go to.
     output: c_int,
-    /// What every execution reads as stdin (re-opened per execution to start at its beginning).
-    stdin_fd: Option<c_int>,
-    dev_null: c_int,
+    /// What every execution reads as stdin (made its descriptor 0 before each).
+    stdin_src: c_int,
     tls: Option<StaticTls>,
 }
 
@@ -66,7 +77,8 @@ fn server() -> &'static Server {
 static mut REQUEST: [u8; proto::MAX_REQUEST] = [0; proto::MAX_REQUEST];
 static mut RESPONSE: [u8; 4 + proto::MAX_RESPONSE] = [0; 4 + proto::MAX_RESPONSE];
 static mut OUTPUT: [u8; MAX_OUTPUT] = [0; MAX_OUTPUT];
-static mut ALT_STACK: [u8; 64 * 1024] = [0; 64 * 1024];
+const ALT_STACK_BYTES: usize = 64 * 1024;
+static mut ALT_STACK: [u8; ALT_STACK_BYTES] = [0; ALT_STACK_BYTES];
 
 /// Serve executions until the executor closes the channel.
 pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_main: UserMain, args: Vec<String>) -> ! {
@@ -90,7 +102,7 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
         if p == libc::MAP_FAILED {
             fail("cannot map the explore buffer");
         }
-        let ss = libc::stack_t { ss_sp: std::ptr::addr_of_mut!(ALT_STACK) as *mut c_void, ss_flags: 0, ss_size: 64 * 1024 };
+        let ss = libc::stack_t { ss_sp: std::ptr::addr_of_mut!(ALT_STACK) as *mut c_void, ss_flags: 0, ss_size: ALT_STACK_BYTES };
         libc::sigaltstack(&ss, std::ptr::null_mut());
         for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGABRT] {
             let mut sa: libc::sigaction = std::mem::zeroed();
@@ -127,15 +139,23 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
             ctl_out,
             buffer,
             cap,
-            stack_bytes,
             output,
-            stdin_fd,
-            dev_null,
+            stdin_src: stdin_fd.unwrap_or(dev_null),
             tls,
         })
     };
-    match serve_loop(Level::Root) {
-        Continue::Execution(c) => run_execution(c),
+    if !stack_pool::prepare(stack_bytes) {
+        fail("cannot map the stacks of logical threads");
+    }
+    // The program's memory comes from the heap (the image restores it), never from mappings of
+    // their own that `malloc` would make for large blocks.
+    // SAFETY: an allocator setting, before any execution.
+    unsafe { libc::mallopt(libc::M_MMAP_MAX, 0) };
+    if std::env::var_os(proto::ENV_FORK_EACH).is_none() {
+        supervise();
+    }
+    match serve_loop(Level::Root, None) {
+        Continue::Execution(c) => run_forked(c),
     }
 }
 
@@ -162,8 +182,111 @@ enum Continue {
     Execution(Continuation),
 }
 
-/// Read requests and serve them; returns only in a forked child, with what it should do.
-fn serve_loop(level: Level) -> Continue {
+/// What the server and its worker share: a page mapped before the worker is forked. The worker
+/// writes it; the server reads it only after the worker has died and been reaped, which orders
+/// the worker's writes before the reads (so relaxed accesses suffice).
+#[repr(C)]
+struct Control {
+    /// Set while the worker runs an execution it has not answered yet.
+    in_flight: AtomicU32,
+    /// When that execution started (`CLOCK_MONOTONIC`, µs).
+    started_micros: AtomicU64,
+    /// The worker has taken its image and serves.
+    ready: AtomicU32,
+}
+
+fn monotonic_micros() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: reading the clock into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
+}
+
+/// Fork the persistent worker and stand in for it when it dies; returns (to serve by forking
+/// per execution) only if a worker cannot run persistently.
+fn supervise() {
+    // SAFETY: a fresh shared anonymous page, zero-filled, which `Control` fits (all-zero atomics
+    // are valid values).
+    let control = unsafe {
+        let p = libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0);
+        if p == libc::MAP_FAILED {
+            return;
+        }
+        &*(p as *const Control)
+    };
+    let sv = server();
+    // SAFETY: the executor's pipe; ManuallyDrop: it stays open.
+    let mut output = ManuallyDrop::new(unsafe { File::from_raw_fd(sv.ctl_out) });
+    // SAFETY: the response and output buffers of the serving loop, which does not run in this
+    // process while a worker lives.
+    let (resp_buf, out_buf) = unsafe { (&mut *std::ptr::addr_of_mut!(RESPONSE), &mut *std::ptr::addr_of_mut!(OUTPUT)) };
+    loop {
+        // SAFETY: one thread runs here, so fork is safe.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: the worker dies with the server.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+            match worker(control) {
+                Continue::Execution(c) => run_forked(c),
+            }
+        }
+        if pid < 0 {
+            return;
+        }
+        let end = wait(pid, None);
+        if end == ProcessEnd::Exited(0) {
+            // The executor closed the channel.
+            std::process::exit(0);
+        }
+        if control.ready.load(Ordering::Relaxed) == 0 {
+            // It could not take its image: serve by forking.
+            return;
+        }
+        if control.in_flight.load(Ordering::Relaxed) != 0 {
+            let end = match end {
+                ProcessEnd::Signaled(libc::SIGALRM) => ProcessEnd::TimedOut,
+                e => e,
+            };
+            let micros = monotonic_micros().saturating_sub(control.started_micros.load(Ordering::Relaxed));
+            // SAFETY: reading back our own memfd into our buffer.
+            let n = unsafe { libc::pread(sv.output, out_buf.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0) }.max(0) as usize;
+            let len = proto::encode_response_into(resp_buf, end, micros, 0, &out_buf[..n]);
+            if output.write_all(&resp_buf[..len]).is_err() {
+                std::process::exit(0);
+            }
+        }
+        control.in_flight.store(0, Ordering::Relaxed);
+        control.ready.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The persistent worker: take the image, then serve; returns only in a forked child.
+fn worker(control: &Control) -> Continue {
+    // What is rewritten before each use, or outside the executions' memory: not restored.
+    let mut exclude: Vec<(usize, usize)> = stack_pool::regions();
+    exclude.extend([
+        (std::ptr::addr_of!(REQUEST) as usize, proto::MAX_REQUEST),
+        (std::ptr::addr_of!(RESPONSE) as usize, 4 + proto::MAX_RESPONSE),
+        (std::ptr::addr_of!(OUTPUT) as usize, MAX_OUTPUT),
+        (std::ptr::addr_of!(ALT_STACK) as usize, ALT_STACK_BYTES),
+        scheduler::schedule_region(),
+    ]);
+    let image = match ProcessImage::capture(&exclude) {
+        Ok(image) => image,
+        Err(e) => {
+            eprintln!("irs-runtime: running one process per execution: {e}");
+            // SAFETY: leaving the worker; the server serves by forking.
+            unsafe { libc::_exit(3) }
+        }
+    };
+    drop(exclude);
+    control.ready.store(1, Ordering::Relaxed);
+    serve_loop(Level::Root, Some((&image, control)))
+}
+
+/// Read requests and serve them; returns only in a forked child, with what it should do. With
+/// `persistent` (the worker), runs run in this process and the image is restored after each.
+fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Continue {
     let sv = server();
     // SAFETY: the loop's own static buffers; one thread, and forked children use their copies.
     let (req_buf, resp_buf, out_buf) = unsafe {
@@ -193,27 +316,48 @@ fn serve_loop(level: Level) -> Continue {
             Level::Root => (0, 0),
             Level::Snapshot { output_len, stdin_offset, .. } => (output_len, stdin_offset),
         };
-        // SAFETY: our own descriptors.
+        // SAFETY: our own descriptors. Descriptor 0 is the execution's input, shared with every
+        // execution started from here; one runs at a time, so rewinding it here gives each its
+        // input from where it starts. (Opening it anew per execution, through /proc, cost more
+        // than the rest of an empty execution's set-up.)
         unsafe {
             libc::ftruncate(sv.output, output_len);
             libc::lseek(sv.output, output_len, libc::SEEK_SET);
-            if let Level::Snapshot { .. } = level {
-                libc::lseek(0, stdin_offset, libc::SEEK_SET);
+            if let Level::Root = level {
+                libc::dup2(sv.stdin_src, 0);
             }
+            libc::lseek(0, stdin_offset, libc::SEEK_SET);
         }
         let snapshot = req.kind == RequestKind::Snapshot;
         let started = Instant::now();
+        let c = Continuation { schedule_len: req.schedule_len(), policy: req.policy, snapshot_at: snapshot.then_some(req.schedule_len() as u32) };
+        if let (Some((image, control)), false) = (persistent, snapshot) {
+            control.started_micros.store(monotonic_micros(), Ordering::Relaxed);
+            control.in_flight.store(1, Ordering::Relaxed);
+            scheduler::load_schedule(&req);
+            set_timer(req.timeout_ms);
+            execute(c, true);
+            set_timer(0);
+            // SAFETY: the execution has ended and nothing of it runs any more; this loop keeps
+            // nothing in restored memory across the call (its buffers are excluded, its state is
+            // on this stack).
+            unsafe { image.restore() };
+            let micros = started.elapsed().as_micros() as u64;
+            // SAFETY: reading back our own memfd into our buffer.
+            let n = unsafe { libc::pread(sv.output, out_buf.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0) }.max(0) as usize;
+            let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, 0, &out_buf[..n]);
+            control.in_flight.store(0, Ordering::Relaxed);
+            if output.write_all(&resp_buf[..len]).is_err() {
+                leave(level);
+            }
+            continue;
+        }
         // SAFETY: one thread runs here (every logical thread is a fiber), so fork is safe.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             // SAFETY: the child dies with its parent.
             unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
             scheduler::load_schedule(&req);
-            let c = Continuation {
-                schedule_len: req.schedule_len(),
-                policy: req.policy,
-                snapshot_at: snapshot.then_some(req.schedule_len() as u32),
-            };
             if snapshot {
                 // Reaching the pause may take at most the time limit; pausing disarms it.
                 // SAFETY: arming an alarm in our own process.
@@ -246,6 +390,15 @@ fn serve_loop(level: Level) -> Continue {
     }
 }
 
+/// Arm (or, with 0, disarm) the time limit of a persistent execution: `SIGALRM`, whose default
+/// action ends the worker, which the server then reports as a time-out.
+fn set_timer(ms: u64) {
+    let tv = |us: u64| libc::timeval { tv_sec: (us / 1_000_000) as libc::time_t, tv_usec: (us % 1_000_000) as libc::suseconds_t };
+    let t = libc::itimerval { it_interval: tv(0), it_value: tv(ms.saturating_mul(1000)) };
+    // SAFETY: setting our own process's real-time timer.
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &t, std::ptr::null_mut()) };
+}
+
 /// Pause the running execution at a decision and serve continuations of it (called by the
 /// scheduler in the snapshot's process). Returns in each continuation.
 pub fn pause() -> Continuation {
@@ -268,45 +421,43 @@ pub fn pause() -> Continuation {
         // SAFETY: nobody is listening any more.
         unsafe { libc::_exit(0) }
     }
-    match serve_loop(Level::Snapshot { mark, output_len, stdin_offset }) {
+    match serve_loop(Level::Snapshot { mark, output_len, stdin_offset }, None) {
         Continue::Execution(c) => c,
     }
 }
 
-/// A child of the root server: set up its descriptors and run `main` under the scheduler.
-fn run_execution(c: Continuation) -> ! {
+/// A process forked for one execution (or for a snapshot): run it; it ends the process.
+fn run_forked(c: Continuation) -> ! {
+    execute(c, false);
+    unreachable!("a forked execution ends its process")
+}
+
+/// Set up the execution's descriptors and scheduler and run `main` as `T0`. With
+/// `return_to_host`, returns when it has ended.
+fn execute(c: Continuation, return_to_host: bool) {
     let sv = server();
-    // SAFETY: setting up the freshly forked child's descriptors before any user code runs;
-    // only this thread exists.
+    // SAFETY: pointing the execution's stdout and stderr at the output file, before any user
+    // code runs; only this thread exists.
     unsafe {
         libc::dup2(sv.output, 1);
         libc::dup2(sv.output, 2);
-        // Every execution reads its stdin from the start: a new open file description.
-        match sv.stdin_fd {
-            Some(fd) => {
-                let mut path = *b"/proc/self/fd/0000000000\0";
-                let digits = fd.to_string();
-                path[14..14 + digits.len()].copy_from_slice(digits.as_bytes());
-                path[14 + digits.len()] = 0;
-                let input = libc::open(path.as_ptr() as *const c_char, libc::O_RDONLY);
-                if input >= 0 {
-                    libc::dup2(input, 0);
-                    libc::close(input);
-                }
-            }
-            None => {
-                libc::dup2(sv.dev_null, 0);
-            }
-        }
     }
     // SAFETY: the shared mapping of `cap.bytes()` bytes made by `serve`; in this process
-    // nothing else uses it (the server waits; the executor reads only after we ended).
+    // nothing else uses it (the server waits; the executor reads only after the execution).
     let buffer: &'static mut [u8] = unsafe { std::slice::from_raw_parts_mut(sv.buffer, sv.cap.bytes()) };
     let Some(writer) = BufferWriter::init(buffer, sv.cap) else {
-        // SAFETY: leaving the child.
+        // SAFETY: leaving the process.
         unsafe { libc::_exit(3) }
     };
-    scheduler::init(writer, c, sv.stack_bytes, sv.tls);
+    if let Err(e) = scheduler::init(writer, c, sv.tls, run_main) {
+        fail(e);
+    }
+    scheduler::run(return_to_host);
+}
+
+/// `T0`: the program's `main`.
+extern "C" fn run_main(_: *mut c_void) {
+    let sv = server();
     thread_flag::set_active(true);
     let code = (sv.user_main)(sv.argc, sv.argv, sv.envp);
     scheduler::main_returned(code)

@@ -62,19 +62,30 @@ extern "C" {
 /// fiber and is never resumed.
 pub type FiberFn = extern "C" fn(*mut c_void);
 
-/// A fiber's stack: an anonymous mapping with an inaccessible guard page at its low end, so an
-/// overflow faults instead of silently corrupting a neighbour.
-pub struct Stack {
+/// Fiber stacks: one anonymous mapping holding `count` stacks of `size` bytes each, every one
+/// with an inaccessible guard page at its low end, so an overflow faults instead of silently
+/// corrupting a neighbour.
+pub struct Stacks {
     base: *mut u8,
     len: usize,
+    /// Bytes per stack, its guard page included.
+    stride: usize,
+    count: usize,
 }
 
-const PAGE: usize = 4096;
+/// One stack of a [`Stacks`] mapping (borrowed: the mapping outlives every fiber on it).
+#[derive(Clone, Copy, Debug)]
+pub struct Stack {
+    bottom: *mut u8,
+    top: *mut u8,
+}
 
-impl Stack {
-    pub fn new(size: usize) -> Option<Stack> {
-        let size = size.div_ceil(PAGE) * PAGE;
-        let len = size + PAGE;
+pub const PAGE: usize = 4096;
+
+impl Stacks {
+    pub fn new(count: usize, size: usize) -> Option<Stacks> {
+        let stride = size.div_ceil(PAGE) * PAGE + PAGE;
+        let len = stride.checked_mul(count)?;
         // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
         let base = unsafe {
             libc::mmap(
@@ -89,49 +100,63 @@ impl Stack {
         if base == libc::MAP_FAILED {
             return None;
         }
-        // SAFETY: the first page of the mapping we just made becomes the guard.
-        if unsafe { libc::mprotect(base, PAGE, libc::PROT_NONE) } != 0 {
-            // SAFETY: unmapping what we mapped.
-            unsafe { libc::munmap(base, len) };
-            return None;
+        for i in 0..count {
+            // SAFETY: the first page of each stack of the mapping we just made becomes its guard.
+            if unsafe { libc::mprotect((base as *mut u8).add(i * stride) as *mut libc::c_void, PAGE, libc::PROT_NONE) } != 0 {
+                // SAFETY: unmapping what we mapped.
+                unsafe { libc::munmap(base, len) };
+                return None;
+            }
         }
-        Some(Stack { base: base as *mut u8, len })
+        Some(Stacks { base: base as *mut u8, len, stride, count })
     }
 
-    /// The highest usable address (stacks grow down), 16-byte aligned.
-    pub fn top(&self) -> *mut u8 {
-        // SAFETY: one past the end of our own mapping; only used as a bound.
-        unsafe { self.base.add(self.len) }
+    pub fn get(&self, i: usize) -> Option<Stack> {
+        (i < self.count).then(|| {
+            // SAFETY: both bounds lie inside (or one past) our own mapping.
+            unsafe { Stack { bottom: self.base.add(i * self.stride + PAGE), top: self.base.add((i + 1) * self.stride) } }
+        })
     }
 
-    /// The lowest usable address (just above the guard page).
-    pub fn bottom(&self) -> *mut u8 {
-        // SAFETY: inside our own mapping.
-        unsafe { self.base.add(PAGE) }
+    /// The whole mapping: `(start, length)`.
+    pub fn region(&self) -> (usize, usize) {
+        (self.base as usize, self.len)
     }
 }
 
-impl Drop for Stack {
+impl Drop for Stacks {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly our mapping; no fiber runs on it any more (owner's contract).
         unsafe { libc::munmap(self.base as *mut c_void, self.len) };
     }
 }
 
-/// A suspended or running execution context.
+impl Stack {
+    /// The highest usable address (stacks grow down).
+    pub fn top(&self) -> *mut u8 {
+        self.top
+    }
+
+    /// The lowest usable address (just above the guard page).
+    pub fn bottom(&self) -> *mut u8 {
+        self.bottom
+    }
+}
+
+/// A suspended or running execution context. It does not own its stack.
 pub struct Fiber {
     sp: *mut u8,
-    stack: Option<Stack>,
 }
 
 impl Fiber {
     /// The fiber of the code running now (the OS thread's own stack). Its `sp` is filled in when
     /// it first switches away.
-    pub fn current() -> Fiber {
-        Fiber { sp: std::ptr::null_mut(), stack: None }
+    pub const fn current() -> Fiber {
+        Fiber { sp: std::ptr::null_mut() }
     }
 
-    /// A new fiber that will run `f(arg)` on its own stack when first switched to.
+    /// A new fiber that will run `f(arg)` on `stack` when first switched to. The stack must stay
+    /// mapped, and be used by no other fiber, for as long as this one may run.
     pub fn new(stack: Stack, f: FiberFn, arg: *mut c_void) -> Fiber {
         // Initial frame, matching what irs_fiber_switch pops (low to high address):
         // [mxcsr | fpu cw] r15 r14 r13 r12 rbx rbp [return address]. The stack pointer after
@@ -157,11 +182,7 @@ impl Fiber {
         ];
         // SAFETY: the 64 bytes below `top` lie inside the fresh stack mapping.
         unsafe { std::ptr::copy_nonoverlapping(frame.as_ptr(), sp, 8) };
-        Fiber { sp: sp as *mut u8, stack: Some(stack) }
-    }
-
-    pub fn stack(&self) -> Option<&Stack> {
-        self.stack.as_ref()
+        Fiber { sp: sp as *mut u8 }
     }
 }
 
@@ -216,8 +237,10 @@ mod tests {
             rounds: 1000,
             other_stack_addr: Cell::new(0),
         });
-        let stack = Stack::new(64 * 1024).unwrap();
+        let stacks = Stacks::new(2, 64 * 1024).unwrap();
+        let stack = stacks.get(1).unwrap();
         let (lo, hi) = (stack.bottom() as usize, stack.top() as usize);
+        assert_eq!(hi - lo, 64 * 1024);
         let arg = &mut *pp as *mut PingPong as *mut c_void;
         pp.other = Fiber::new(stack, ping, arg);
         for i in 0..=pp.rounds {

@@ -13,11 +13,14 @@
 //! have not finished, the execution ends in a deadlock.
 //!
 //! Everything the decision records goes to the [`BufferWriter`] in shared memory as it happens.
-//! An execution ends by writing its outcome and leaving the process (`_exit`): the fork server
-//! that forked it reports the rest.
+//! An execution ends by writing its outcome; then, in a process forked for it, by leaving the
+//! process (`_exit`: the fork server reports the rest), and in the persistent worker by
+//! switching back to the worker's own code (the *host* fiber), which restores the process for
+//! the next execution. `main` runs as logical thread `T0` on a fiber of its own in both cases.
 
-use crate::fiber::{self, Fiber, Stack};
+use crate::fiber::{self, Fiber, FiberFn};
 use crate::fiber_tls::{self, StaticTls};
+use crate::stack_pool;
 use crate::thread_flag;
 use crate::explore_server::Continuation;
 use shared_proto::explore_protocol::{Policy, RequestView, MAX_SCHEDULE};
@@ -26,6 +29,7 @@ use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId,
 use std::cell::UnsafeCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
 
@@ -98,7 +102,6 @@ struct Scheduler {
     tls: Option<StaticTls>,
     /// Set while a new thread runs to its first visible operation: its creator.
     booting_parent: Option<usize>,
-    stack_bytes: usize,
     /// How to choose after the schedule (for `Random`, the splitmix64 state).
     policy: Policy,
     /// Live heap blocks by start address: (size, allocating thread, its allocation count).
@@ -136,8 +139,22 @@ pub fn active() -> bool {
     unsafe { (*SCHED.0.get()).is_some() }
 }
 
-/// Set up the execution: the calling code (the program's `main`) becomes `T0`.
-pub fn init(buffer: BufferWriter<'static>, c: Continuation, stack_bytes: usize, tls: Option<StaticTls>) {
+/// The code that started the execution (the serving loop), suspended while the execution runs.
+struct Host(UnsafeCell<Fiber>);
+
+// SAFETY: used only on the one OS thread of EXPLORE, by `run` and `finish`.
+unsafe impl Sync for Host {}
+
+static HOST: Host = Host(UnsafeCell::new(Fiber::current()));
+
+/// Whether an ending execution returns to its host (the persistent worker) instead of leaving
+/// the process. Relaxed: one OS thread reads and writes it.
+static RETURN_TO_HOST: AtomicBool = AtomicBool::new(false);
+
+/// Set up the execution: `main` (run by `entry`, which must end in [`main_returned`]) becomes
+/// `T0`, on its own fiber.
+pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTls>, entry: FiberFn) -> Result<(), &'static str> {
+    let stack = stack_pool::stack(0).ok_or("cannot map the stacks of logical threads")?;
     let mut s = Scheduler {
         threads: Vec::new(),
         current: 0,
@@ -148,16 +165,28 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, stack_bytes: usize, 
         buffer,
         tls,
         booting_parent: None,
-        stack_bytes,
         policy: c.policy,
         heap: BTreeMap::new(),
         keys: Vec::new(),
     };
     s.buffer.thread(0, None, 0);
+    // `T0` starts with the live TLS block as it is (the OS thread's), like a program's `main`.
     let main_tls = tls.map(|t| vec![0u8; t.size()].into_boxed_slice()).unwrap_or_default();
-    s.threads.push(LogicalThread::new(Fiber::current(), main_stack(), main_tls, None));
-    // SAFETY: set once, before any fiber exists.
+    let range = (stack.bottom() as u64, stack.top() as u64);
+    s.threads.push(LogicalThread::new(Fiber::new(stack, entry, std::ptr::null_mut()), range, main_tls, None));
+    // SAFETY: set once per execution, before any fiber of it runs.
     unsafe { *SCHED.0.get() = Some(s) };
+    Ok(())
+}
+
+/// Run the execution set up by [`init`]. With `return_to_host`, returns when it has ended;
+/// otherwise the execution ends the process.
+pub fn run(return_to_host: bool) {
+    RETURN_TO_HOST.store(return_to_host, Ordering::Relaxed);
+    let t0 = with(|s| &s.threads[0].fiber as *const Fiber);
+    // SAFETY: the host is the running code; `T0` is a new fiber on its own stack, which the
+    // scheduler keeps in place until the execution ends (see `switch_to`).
+    unsafe { fiber::switch(&mut *HOST.0.get(), &*t0) };
 }
 
 /// The requested schedule. Static, not on the heap: see [`Continuation`].
@@ -170,6 +199,12 @@ pub fn load_schedule(req: &RequestView) {
     for (i, slot) in sched.iter_mut().enumerate().take(req.schedule_len()) {
         *slot = req.schedule_at(i);
     }
+}
+
+/// Where [`SCHEDULE`] is, `(start, length)`: rewritten before each execution, so a persistent
+/// worker need not restore it.
+pub fn schedule_region() -> (usize, usize) {
+    (std::ptr::addr_of!(SCHEDULE) as usize, std::mem::size_of::<[u32; MAX_SCHEDULE]>())
 }
 
 fn schedule_at(i: usize) -> u32 {
@@ -187,14 +222,23 @@ pub fn restart_from(mark: Mark) {
     with(|s| s.buffer.reset_to(mark));
 }
 
-/// End the execution: write the outcome, flush the program's stdio, leave.
+/// End the execution: write the outcome, flush the program's stdio, then leave the process or
+/// return to the host (see [`run`]).
 pub fn finish(outcome: ChildOutcome) -> ! {
-    with(|s| s.buffer.outcome(outcome));
-    // SAFETY: flushing all stdio streams, then leaving without running atexit handlers again.
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-        libc::_exit(0)
+    let me = with(|s| {
+        s.buffer.outcome(outcome);
+        &mut s.threads[s.current].fiber as *mut Fiber
+    });
+    // SAFETY: flushing all stdio streams.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    if RETURN_TO_HOST.load(Ordering::Relaxed) {
+        // SAFETY: the running fiber is the current logical thread's; the host is suspended in
+        // `run`. This fiber is never resumed: the host discards the whole execution.
+        unsafe { fiber::switch(&mut *me, &*HOST.0.get()) };
+        unreachable!("an ended execution is never resumed");
     }
+    // SAFETY: leaving without running atexit handlers again.
+    unsafe { libc::_exit(0) }
 }
 
 /// For the crash handler: record the signal if the buffer can be written.
@@ -357,21 +401,6 @@ pub fn done() -> EventKind {
 
 pub fn current() -> u32 {
     with(|s| s.current as u32)
-}
-
-/// `[bottom, top)` of the OS thread's own stack (the main thread's), from pthread.
-fn main_stack() -> (u64, u64) {
-    // SAFETY: querying the calling thread's attributes into locals.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return (0, 0);
-        }
-        let (mut addr, mut size) = (std::ptr::null_mut(), 0usize);
-        libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
-        libc::pthread_attr_destroy(&mut attr);
-        (addr as u64, addr as u64 + size as u64)
-    }
 }
 
 impl Scheduler {
@@ -553,7 +582,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads")));
     }
     let made = with(|s| {
-        let stack = Stack::new(s.stack_bytes)?;
+        let stack = stack_pool::stack(child)?;
         let parent = s.current;
         let nth = s.threads[parent].children;
         s.threads[parent].children += 1;
@@ -565,7 +594,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         Some(parent)
     });
     let Some(parent) = made else {
-        finish(ChildOutcome::Unsupported("cannot map a stack for a new thread"));
+        finish(ChildOutcome::Unsupported("no stack for a new thread"));
     };
     done();
     if !out.is_null() {

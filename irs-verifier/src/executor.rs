@@ -48,11 +48,14 @@ pub struct Options {
     pub stdin: Vec<u8>,
     /// Stack size of each logical thread (fiber), in KiB.
     pub stack_kb: usize,
+    /// Fork a process per execution instead of running them in the persistent worker (slower;
+    /// for comparison and for programs the worker cannot restore).
+    pub fork_each: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256 }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false }
     }
 }
 
@@ -169,6 +172,7 @@ impl Executor {
             .env(proto::ENV_BUFFER_BYTES, cap.bytes().to_string())
             .env(proto::ENV_STDIN_FD, FD_STDIN.to_string())
             .env(proto::ENV_STACK_KB, options.stack_kb.to_string())
+            .env_remove(proto::ENV_FORK_EACH)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -183,6 +187,9 @@ impl Executor {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
+        }
+        if options.fork_each {
+            cmd.env(proto::ENV_FORK_EACH, "1");
         }
         let mut server = cmd.spawn().map_err(|source| ExecError::Spawn { program: name.clone(), source })?;
         drop((req_r, resp_w, stdin_file));
@@ -335,9 +342,8 @@ impl Executor {
             (ProcessEnd::SnapshotReady, _) => {
                 return Err(ExecError::ServerLost { program: self.program.clone(), detail: "a run answered as a snapshot".into() })
             }
-            (ProcessEnd::Exited(code), None) => {
-                return Err(ExecError::ServerLost { program: self.program.clone(), detail: format!("an execution ended (exit {code}) without reporting how") })
-            }
+            // The program left without `exit` (`_exit`, or the exit system call): as it said.
+            (ProcessEnd::Exited(code), None) => Outcome::Exit(code),
         };
         let h = &self.hello;
         let trace = Trace {

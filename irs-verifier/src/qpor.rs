@@ -21,9 +21,6 @@ use shared_proto::{Event, EventKind, Outcome, PendingOp, ThreadId};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-/// Snapshots are worth their cost (one paused process, one extra run to make) when they save
-/// re-running this many steps per later run.
-pub const DEFAULT_SNAPSHOT_GAP: usize = 48;
 /// `U` is pruned from this many events on.
 pub const DEFAULT_PRUNE_AT: usize = 4096;
 /// Paused executions kept at once (each is a process).
@@ -38,7 +35,8 @@ pub struct Options {
     /// Skip-pointer step of the object trees.
     pub skip_step: u32,
     /// Start runs from paused executions (snapshots) at backtracking points at least this many
-    /// steps deep, instead of from `main`; `None`: always from `main`.
+    /// steps deep, instead of from `main`; `None` (the default): always from `main`, which the
+    /// persistent worker makes cheaper than forking a paused execution for short prefixes.
     pub snapshot_gap: Option<usize>,
     /// The schedule of the first run, the leftmost branch (default: the default policy's).
     pub first_schedule: Option<Vec<ThreadId>>,
@@ -48,7 +46,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: Some(DEFAULT_SNAPSHOT_GAP), first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: None, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
     }
 }
 

@@ -18,6 +18,9 @@ pub const ENV_BUFFER_FD: &str = "IRS_BUFFER_FD";
 pub const ENV_BUFFER_BYTES: &str = "IRS_BUFFER_BYTES";
 pub const ENV_STDIN_FD: &str = "IRS_STDIN_FD";
 pub const ENV_STACK_KB: &str = "IRS_STACK_KB";
+/// Set (to anything): fork a process per execution instead of running executions in the
+/// persistent worker.
+pub const ENV_FORK_EACH: &str = "IRS_EXPLORE_FORK";
 
 const MAX_MESSAGE: u32 = 64 << 20;
 

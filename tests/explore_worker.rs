@@ -1,0 +1,211 @@
+//! The persistent worker of EXPLORE (issue 3): executions run one after another in one process
+//! that restores its memory after each. Every execution must behave as if it had a process of
+//! its own: the same trace and output as a forked one, nothing left over from the one before,
+//! and a worker that dies (a fatal signal, `_exit`, a time-out) replaced without the executor
+//! noticing.
+
+mod common;
+
+use common::*;
+use irs_verifier::executor::{Execution, Executor, Options};
+use shared_proto::{ObjectRef, Outcome, Trace};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn build(dir: &Path, name: &str, src: &str) -> PathBuf {
+    std::fs::write(dir.join(format!("{name}.c")), src).unwrap();
+    irs_cc(dir, &["-O1", "-pthread", "-w", "-o", name, &format!("{name}.c")]).unwrap();
+    dir.join(name)
+}
+
+/// The trace with raw addresses replaced: two processes are laid out differently (ASLR), and a
+/// forked execution starts from the server's heap, a persistent one from the worker's. What may
+/// not differ: logical heap and stack names, and for static memory the global and the offset
+/// into it.
+fn logical(t: &Trace) -> Trace {
+    let mut t = t.clone();
+    let globals = t.globals.clone();
+    let rebase = |addr: u64| -> u64 {
+        match globals.iter().position(|g| g.addr <= addr && addr < g.addr + g.size.max(1)) {
+            Some(i) => ((i as u64) << 32) | (addr - globals[i].addr),
+            None => u64::MAX,
+        }
+    };
+    let strip = |o: &mut ObjectRef| match o {
+        ObjectRef::Memory { addr, logical, .. } | ObjectRef::Mutex { addr, logical } => {
+            *addr = 0;
+            if let Some(l) = logical.as_mut().filter(|l| matches!(l.region, shared_proto::Region::Static)) {
+                l.offset = rebase(l.offset);
+            }
+        }
+        ObjectRef::Thread(_) => {}
+    };
+    for e in &mut t.events {
+        strip(&mut e.object);
+    }
+    for s in &mut t.steps {
+        for p in &mut s.enabled {
+            strip(&mut p.object);
+        }
+    }
+    t.globals = Default::default();
+    t
+}
+
+fn same(a: &Execution, b: &Execution) -> bool {
+    logical(&a.trace) == logical(&b.trace) && a.output == b.output && a.more_bugs == b.more_bugs
+}
+
+/// Every corpus program, its default schedule and five random ones: the persistent worker and a
+/// process per execution give the same executions.
+#[test]
+fn persistent_and_forked_executions_agree() {
+    let dir = scratch("explore_worker/agree");
+    let programs = corpus_programs();
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for chunk in programs.chunks(programs.len().div_ceil(2)) {
+            let (dir, failures) = (&dir, &failures);
+            s.spawn(move || {
+                for src in chunk {
+                    let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+                    let expect = std::fs::read_to_string(src.with_extension("expect")).unwrap();
+                    let field = |k: &str| expect.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.split(" #").next().unwrap().trim().to_string());
+                    let args: Vec<String> = field("args:").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default();
+                    let stdin = field("stdin:").map(|s| format!("{}\n", s.replace("\\n", "\n"))).unwrap_or_default();
+                    let exe = dir.join(&name);
+                    irs_cc(dir, &["-O2", "-pthread", "-w", "-o", exe.to_str().unwrap(), src.to_str().unwrap()]).unwrap();
+                    let options = Options { stdin: stdin.into_bytes(), ..Default::default() };
+                    let mut persistent = Executor::start(&exe, &args, options.clone()).unwrap();
+                    let mut forked = Executor::start(&exe, &args, Options { fork_each: true, ..options }).unwrap();
+                    let (p, f) = (persistent.run(&[]).unwrap(), forked.run(&[]).unwrap());
+                    if !same(&p, &f) {
+                        let (lp, lf) = (logical(&p.trace), logical(&f.trace));
+                        let what = if lp != lf {
+                            let i = lp.events.iter().zip(&lf.events).position(|(a, b)| a != b);
+                            let j = lp.steps.iter().zip(&lf.steps).position(|(a, b)| a != b);
+                            format!("traces differ at event {i:?}: {:?} / {:?}; step {j:?}; {} / {} events", i.map(|i| &lp.events[i]), i.map(|i| &lf.events[i]), lp.events.len(), lf.events.len())
+                        } else {
+                            format!("outputs {:?} / {:?}", String::from_utf8_lossy(&p.output), String::from_utf8_lossy(&f.output))
+                        };
+                        failures.lock().unwrap().push(format!("{name}: default schedule: {what}"));
+                        continue;
+                    }
+                    for seed in 1..=5 {
+                        let p = persistent.run_random(&[], seed).unwrap();
+                        let f = forked.run(&p.schedule()).unwrap();
+                        if !same(&p, &f) {
+                            failures.lock().unwrap().push(format!("{name}: random schedule {seed} differs"));
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{}", f.join("\n"));
+}
+
+/// An execution changes everything a C program can change in its own process: globals, static
+/// locals, the heap (a block too large for the heap's free space included), stdio buffers,
+/// libc's hidden state (strtok, atexit, the environment), descriptors (left open, stdout
+/// closed). The next execution sees none of it.
+#[test]
+fn executions_do_not_see_each_other() {
+    let dir = scratch("explore_worker/isolation");
+    let exe = build(
+        &dir,
+        "leaky",
+        r#"#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int counter;
+char *big;
+static void bye(void) { printf("bye %d\n", counter); }
+void *t(void *a) { counter++; return a; }
+int main(void) {
+  static int calls;
+  calls++;
+  char words[] = "a b c";
+  char *w = strtok(words, " ");
+  int fd = open("/dev/null", O_RDONLY);
+  char *seen = getenv("IRS_TEST_SEEN");
+  setenv("IRS_TEST_SEEN", "yes", 1);
+  atexit(bye);
+  big = malloc(8 << 20);
+  memset(big, 1, 8 << 20);
+  pthread_t x;
+  pthread_create(&x, 0, t, 0);
+  pthread_join(x, 0);
+  printf("calls %d counter %d word %s fd %d seen %s big %p", calls, counter, w, fd, seen ? seen : "no", (void *)big);
+  fflush(stdout);
+  printf(" unflushed\n");
+  exit(0);
+}
+"#,
+    );
+    let mut ex = Executor::start(&exe, &[], Options::default()).unwrap();
+    let first = ex.run(&[]).unwrap();
+    let text = String::from_utf8_lossy(&first.output).into_owned();
+    assert!(text.starts_with("calls 1 counter 1 word a fd ") && text.contains("seen no") && text.ends_with(" unflushed\nbye 1\n"), "{text}");
+    for i in 0..200 {
+        let again = ex.run(&[]).unwrap();
+        assert_eq!(again.trace, first.trace, "run {i}");
+        assert_eq!(String::from_utf8_lossy(&again.output), text, "run {i}");
+    }
+    let mut forked = Executor::start(&exe, &[], Options { fork_each: true, ..Default::default() }).unwrap();
+    let f = forked.run(&[]).unwrap();
+    assert!(same(&first, &f) || logical(&first.trace) == logical(&f.trace), "a forked execution does the same");
+}
+
+/// A worker that dies with its execution (a fatal signal, `_exit` from a thread, a time-out) is
+/// replaced:
+/// the executor gets the same answer as from a forked child, and the next executions are the
+/// same as before.
+#[test]
+fn a_dead_worker_is_replaced() {
+    let dir = scratch("explore_worker/death");
+    let exe = build(
+        &dir,
+        "mortal",
+        r#"#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+int how, armed;
+void *t(void *a) {
+  if (!armed) {
+    if (how == 1) raise(SIGTERM);
+    if (how == 2) _exit(7);
+    if (how == 3) for (volatile long i = 0;; i++) {}
+  }
+  return a;
+}
+int main(int argc, char **argv) {
+  how = atoi(argv[1]);
+  pthread_t x;
+  pthread_create(&x, 0, t, 0);
+  armed = 1;
+  pthread_join(x, 0);
+  return 0;
+}
+"#,
+    );
+    // The default schedule arms before the thread runs; a schedule that runs the thread first
+    // kills the execution's process.
+    for (arg, expect) in [("1", Outcome::Signal(libc::SIGTERM)), ("2", Outcome::Exit(7)), ("3", Outcome::Timeout { millis: 500 })] {
+        let mut ex = Executor::start(&exe, &[arg.to_string()], Options { timeout: Duration::from_millis(500), ..Default::default() }).unwrap();
+        let normal = ex.run(&[]).unwrap();
+        assert_eq!(normal.trace.outcome, Outcome::Exit(0), "how={arg}");
+        let deadly = (0..64).map(|seed| ex.run_random(&[], seed).unwrap()).find(|r| r.trace.outcome != Outcome::Exit(0)).expect("a schedule that runs the thread first");
+        assert_eq!(deadly.trace.outcome, expect, "how={arg}");
+        for _ in 0..3 {
+            assert_eq!(ex.run(&deadly.schedule()).unwrap().trace, deadly.trace, "how={arg}: the schedule replays");
+            assert_eq!(ex.run(&[]).unwrap().trace, normal.trace, "how={arg}: the replacement worker runs as the first did");
+        }
+    }
+}
