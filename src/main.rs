@@ -125,7 +125,7 @@ enum Command {
         #[arg(long)]
         schedules_out: Option<PathBuf>,
         /// Skip-pointer step of the unfolding's object trees.
-        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
         skip_step: u32,
         /// Start runs from paused executions (forked processes) at backtracking points at least
         /// STEPS deeper than the last one, instead of re-running their prefix in the persistent

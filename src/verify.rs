@@ -26,6 +26,8 @@ pub struct Outcomes {
     pub report: Report,
     pub schedule_files: Vec<PathBuf>,
     pub peak_rss_kb: u64,
+    /// CPU time of the verifier's own process (not the program's), seconds.
+    pub cpu_seconds: f64,
     /// With `--publish`: why the prefix is not anchored on the default schedule.
     pub anchor_note: Option<String>,
 }
@@ -65,6 +67,16 @@ pub fn bug_message(o: &Outcome) -> String {
         Outcome::Deadlock { waiting } => waiting.join("; "),
         other => other.to_string(),
     }
+}
+
+/// CPU time (user and system) this process has used so far, not counting its children.
+pub fn own_cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above, for this process.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
 }
 
 /// Peak resident set of this process, from /proc (kB).
@@ -254,7 +266,7 @@ fn verify_inner(
         std::fs::write(&path, schedule::format(&b.schedule)).map_err(|e| write_err(&path, e))?;
         schedule_files.push(path);
     }
-    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb(), anchor_note })
+    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb(), cpu_seconds: own_cpu_seconds(), anchor_note })
 }
 
 /// The one JSON object `--json` prints.
@@ -287,6 +299,7 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "executor_seconds": s.executor_micros as f64 / 1e6,
         "exec_per_sec": if secs > 0.0 { s.runs as f64 / secs } else { 0.0 },
         "peak_rss_kb": o.peak_rss_kb,
+        "verifier_cpu_seconds": o.cpu_seconds,
         "verdict": o.verdict(),
         "stopped": o.report.stopped,
         "violations": bugs,

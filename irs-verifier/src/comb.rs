@@ -25,7 +25,7 @@
 
 use crate::configuration::Configuration;
 use crate::object_table::{ObjClass, ObjectTable};
-use crate::unfolding::{EventIdx, Unfolding};
+use crate::unfolding::{Child, EventIdx, Unfolding};
 
 /// The events of `J \ C` in an order that respects causality, or `None` if there is no
 /// k-partial alternative (`k = None`: optimal).
@@ -42,8 +42,9 @@ pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, slee
             if objects.class(o) == ObjClass::Thread {
                 continue;
             }
-            for s in u.children_of_others(o, p, me) {
-                if s != d && !spike.contains(&s) && c.compatible_outside(u, s) && sleep.iter().all(|&x| !u.le(x, s)) {
+            for child in u.children_of_others(o, p, me) {
+                let s = child.event;
+                if may_fit(u, c, child) && !spike.contains(&s) && c.compatible_outside(u, s) && sleep.iter().all(|&x| !u.le(x, s)) {
                     spike.push(s);
                 }
             }
@@ -60,6 +61,18 @@ pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, slee
         return None;
     }
     Some(history_outside(u, c, &chosen))
+}
+
+/// A quick necessary condition for `[s] ∪ C` to be a configuration (`s ∉ C`), from what the
+/// tree entry of `s` holds: `C` must not have taken `s`'s thread past `s`'s predecessor there
+/// (it would hold another event right after it), so `C`'s last event of that thread is that
+/// predecessor or one of its ancestors (then it is not deeper).
+fn may_fit(u: &Unfolding, c: &Configuration, s: &Child) -> bool {
+    match (c.last(s.own), s.own_pred) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(last), Some(p)) => last == p || u.depth_on(Some(last), s.own) < s.own_pred_depth,
+    }
 }
 
 fn search(u: &Unfolding, spikes: &[Vec<EventIdx>], chosen: &mut Vec<EventIdx>) -> bool {
@@ -88,7 +101,7 @@ pub fn history_outside(u: &Unfolding, c: &Configuration, tops: &[EventIdx]) -> V
                 out.push(e);
                 continue;
             }
-            if !seen.insert(e) || c.contains(u, e) {
+            if !seen.insert(e) || c.contains(e) {
                 continue;
             }
             stack.push((e, true));

@@ -1,5 +1,6 @@
 //! The configuration `C` the exploration stands at (QPOR paper, Alg. 1): the events along the
-//! current branch, with the last event on every object, undone in stack order on backtracking.
+//! current branch, with the last event on every object, undone in stack order on backtracking,
+//! and a membership bit per event, so that "is `x` in `C`" costs no walk in an object's tree.
 
 use crate::object_table::ObjIdx;
 use crate::unfolding::{EventIdx, Unfolding};
@@ -10,6 +11,9 @@ pub struct Configuration {
     events: Vec<EventIdx>,
     undo: Vec<(ObjIdx, Option<EventIdx>)>,
     marks: Vec<usize>,
+    /// Bit `e` is set iff event `e` is in `C` (events of `C` are never pruned, so a reused
+    /// index is never set).
+    member: Vec<u64>,
 }
 
 impl Configuration {
@@ -28,6 +32,11 @@ impl Configuration {
             self.last[i] = Some(e);
         }
         self.events.push(e);
+        let (w, b) = (e.0 as usize / 64, e.0 % 64);
+        if self.member.len() <= w {
+            self.member.resize(w + 1, 0);
+        }
+        self.member[w] |= 1 << b;
     }
 
     pub fn pop(&mut self) -> Option<EventIdx> {
@@ -37,6 +46,7 @@ impl Configuration {
             let (o, prev) = self.undo.pop().expect("above mark");
             self.last[o.0 as usize] = prev;
         }
+        self.member[e.0 as usize / 64] &= !(1 << (e.0 % 64));
         Some(e)
     }
 
@@ -53,14 +63,13 @@ impl Configuration {
     }
 
     /// `x ∈ C`.
-    pub fn contains(&self, u: &Unfolding, x: EventIdx) -> bool {
-        let o = u.objects(x)[0];
-        self.last(o).is_some_and(|l| u.tree_le(o, x, l))
+    pub fn contains(&self, x: EventIdx) -> bool {
+        self.member.get(x.0 as usize / 64).is_some_and(|w| w & (1 << (x.0 % 64)) != 0)
     }
 
     /// `[x] ∪ C` is a configuration, for `x ∉ C`.
     pub fn compatible_outside(&self, u: &Unfolding, x: EventIdx) -> bool {
-        debug_assert!(!self.contains(u, x));
-        u.compatible_outside(x, |o| self.last(o))
+        debug_assert!(!self.contains(x));
+        u.compatible_outside(x, |o| self.last(o), |y| self.contains(y))
     }
 }

@@ -7,7 +7,7 @@
 use crate::thread_names::{RunThreads, StableThread};
 use shared_proto::dependence::ObjectKey;
 use shared_proto::{Region, ThreadId};
-use std::collections::HashMap;
+use crate::fx_hash::FxHashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjIdx(pub u32);
@@ -23,7 +23,7 @@ pub enum ObjClass {
 
 #[derive(Default)]
 pub struct ObjectTable {
-    index: HashMap<ObjectKey, ObjIdx>,
+    index: FxHashMap<ObjectKey, ObjIdx>,
     keys: Vec<ObjectKey>,
 }
 

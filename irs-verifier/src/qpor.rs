@@ -1,8 +1,9 @@
 //! The exploration: Alg. 1 of the QPOR paper (`Explore(C, D, A)`), driven by real executions
 //! (DESIGN §8). A run of the program under a schedule gives, step by step, the event it
 //! performed and the operations every enabled thread was about to perform; the walk over a run
-//! is the chain of recursive calls along one branch, adding `ex(C)` (the enabled events and the
-//! conflicting extensions of each new event) to `U` at every node. Backtracking pops nodes; at
+//! is the chain of recursive calls along one branch, adding `ex(C)` to `U` at every node (the
+//! conflicting extensions of each new event; enabled events are only looked up, see
+//! `pending_event`). Backtracking pops nodes; at
 //! each, the event just explored joins the sleep set `D` and [`comb::alternative`] looks for a
 //! k-partial alternative `J`; if there is one, the next run follows a linearisation of
 //! `C ∪ J` and then the default policy. When a run's next event is in `D` the walk asks for
@@ -15,7 +16,7 @@ use crate::configuration::Configuration;
 use crate::executor::{ExecError, Execution, Executor, Snapshot, SnapshotResult};
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
-use crate::unfolding::{action_kind, Action, EventIdx, Unfolding};
+use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
 use shared_proto::dependence::objects_of;
 use shared_proto::{Event, EventKind, Outcome, PendingOp, ThreadId};
 use std::collections::HashMap;
@@ -46,7 +47,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: 16, snapshot_gap: None, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: 2, snapshot_gap: None, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
     }
 }
 
@@ -147,6 +148,10 @@ pub struct Verifier<'a> {
     last_prune_live: usize,
     /// Paused executions along the current path, shallowest first: (steps, snapshot).
     snapshots: Vec<(usize, Snapshot)>,
+    /// Scratch buffers of `action_for` and `at_c` (reused: they run for every enabled thread at
+    /// every step).
+    objs_buf: Vec<ObjIdx>,
+    preds_buf: Vec<Option<EventIdx>>,
 }
 
 /// A pending operation as the event it would be (its `k` does not matter here).
@@ -176,6 +181,8 @@ impl<'a> Verifier<'a> {
             started: Instant::now(),
             last_prune_live: 0,
             snapshots: Vec::new(),
+            objs_buf: Vec::new(),
+            preds_buf: Vec::new(),
         }
     }
 
@@ -379,10 +386,14 @@ impl<'a> Verifier<'a> {
         Ok(out)
     }
 
-    fn action_for(&mut self, threads: &RunThreads, tid: ThreadId, site: Option<shared_proto::SiteId>, kind: EventKind, events: &[Event]) -> (Action, ObjIdx) {
+    /// The action of thread `tid` performing `events` (one operation), and the thread's own
+    /// object.
+    fn action_for(&mut self, threads: &RunThreads, tid: ThreadId, site: Option<shared_proto::SiteId>, kind: EventKind, events: &[Event]) -> (ActionIdx, ObjIdx) {
         let me = threads.stable(tid);
         let own = self.objects.thread(me);
-        let mut objs = vec![own];
+        let mut objs = std::mem::take(&mut self.objs_buf);
+        objs.clear();
+        objs.push(own);
         if kind == EventKind::Create {
             // The child is "the n-th thread `me` creates": runtime ids depend on what other
             // threads created first, and a pending create's id may not be the final one.
@@ -398,30 +409,45 @@ impl<'a> Verifier<'a> {
         }
         objs.sort_unstable();
         objs.dedup();
-        (Action { thread: me, site, kind: action_kind(kind), objects: objs.into() }, own)
+        let a = self.u.intern_action(me, own, site, action_kind(kind), &objs);
+        self.objs_buf = objs;
+        (a, own)
     }
 
-    /// The event a thread about to perform `op` would be at `C`.
-    fn pending_event(&mut self, threads: &RunThreads, op: &PendingOp) -> EventIdx {
+    /// The event a thread about to perform `op` would be at `C`, if `U` has it. Only events of
+    /// `U` can be in a sleep set, which is all the walk asks of the enabled events; so they are
+    /// looked up, not added (Alg. 1 adds `en(C)` to `U`: an enabled event that conflicts with
+    /// the one explored is added anyway as a conflicting extension of the thread's later event,
+    /// and the others would only lengthen the object trees' sibling lists the comb searches).
+    fn pending_event(&mut self, threads: &RunThreads, op: &PendingOp) -> Option<EventIdx> {
         let ev = as_event(op);
-        let (action, _) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
-        self.event_at_c(action, op.kind)
+        let (a, _) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+        self.at_c(a, op.kind);
+        self.u.find(a, &self.preds_buf)
     }
 
-    fn event_at_c(&mut self, action: Action, kind: EventKind) -> EventIdx {
-        let preds: Vec<Option<EventIdx>> = action.objects.iter().map(|&o| self.c.last(o)).collect();
-        let kind = match kind {
+    /// The action's predecessors at `C` (into `preds_buf`), and its kind there (a trylock fails
+    /// where the mutex is held).
+    fn at_c(&mut self, a: ActionIdx, kind: EventKind) -> EventKind {
+        self.preds_buf.clear();
+        for &o in self.u.actions(a).objects.iter() {
+            self.preds_buf.push(self.c.last(o));
+        }
+        match kind {
             EventKind::TryLock | EventKind::TryLockFail => {
-                let m = action.objects.iter().copied().find(|&o| self.objects.class(o) == crate::object_table::ObjClass::Mutex);
+                let m = self.u.actions(a).objects.iter().copied().find(|&o| self.objects.class(o) == crate::object_table::ObjClass::Mutex);
                 match m {
                     Some(m) if !cex::mutex_free_after(&self.u, m, self.c.last(m)) => EventKind::TryLockFail,
                     _ => EventKind::TryLock,
                 }
             }
             k => k,
-        };
-        let a = self.u.action(action);
-        self.u.event(a, &preds, kind).0
+        }
+    }
+
+    fn event_at_c(&mut self, a: ActionIdx, kind: EventKind) -> EventIdx {
+        let kind = self.at_c(a, kind);
+        self.u.event(a, &self.preds_buf, kind).0
     }
 
     /// Walk `exec` from node `from` (the path holds nodes `0..from`, `C` their events): the
@@ -433,7 +459,7 @@ impl<'a> Verifier<'a> {
         for (s, step) in trace.steps.iter().enumerate().skip(from) {
             let first = step.first_event as usize;
             let end = trace.steps.get(s + 1).map_or(trace.events.len(), |n| n.first_event as usize).min(trace.events.len());
-            let enabled: Vec<EventIdx> = step.enabled.iter().map(|op| self.pending_event(&threads, op)).collect();
+            let enabled: Vec<Option<EventIdx>> = step.enabled.iter().map(|op| self.pending_event(&threads, op)).collect();
             // A thread that crashed performing its operation left no event: the operation, as
             // it was pending, is its last event (it halts there).
             let crashed: Vec<Event>;
@@ -448,7 +474,8 @@ impl<'a> Verifier<'a> {
             };
             let (action, own) = self.action_for(&threads, step.chosen, done[0].site, done[0].kind, done);
             let e = self.event_at_c(action, done[0].kind);
-            if enabled.iter().all(|x| sleep.contains(x)) {
+            let asleep = |x: &Option<EventIdx>| x.is_some_and(|x| sleep.contains(&x));
+            if enabled.iter().all(asleep) {
                 // Line 5 of Alg. 1: en(C) ⊆ D.
                 return Ok(Leaf::Blocked);
             }
@@ -473,7 +500,7 @@ impl<'a> Verifier<'a> {
                 }
             } else if sleep.contains(&e) {
                 // Line 7 of Alg. 1: choose from en(C) \ D.
-                let other = step.enabled.iter().zip(&enabled).find(|(_, ev)| !sleep.contains(ev));
+                let other = step.enabled.iter().zip(&enabled).find(|(_, ev)| !asleep(ev));
                 return Ok(match other {
                     None => Leaf::Blocked,
                     Some((op, _)) => {
@@ -494,9 +521,8 @@ impl<'a> Verifier<'a> {
         }
         for op in &exec.blocked {
             let ev = as_event(op);
-            let (action, own) = self.action_for(&threads, op.tid, op.site, op.kind, &[ev]);
-            let preds: Vec<Option<EventIdx>> = action.objects.iter().map(|&o| self.c.last(o)).collect();
-            let a = self.u.action(action);
+            let (a, own) = self.action_for(&threads, op.tid, op.site, op.kind, &[ev]);
+            let preds: Vec<Option<EventIdx>> = self.u.actions(a).objects.iter().map(|&o| self.c.last(o)).collect();
             cex::add_blocked_extensions(&mut self.u, &self.objects, a, op.kind, &preds, own);
         }
         Ok(Leaf::Maximal)
@@ -532,7 +558,7 @@ impl<'a> Verifier<'a> {
                     continue;
                 }
                 for s in self.u.children_of_others(o, p, me) {
-                    mark(s, &mut keep, &mut stack);
+                    mark(s.event, &mut keep, &mut stack);
                 }
             }
         }

@@ -5,7 +5,7 @@
 //! execution's ids to them and back.
 
 use shared_proto::{ThreadId, ThreadInfo};
-use std::collections::HashMap;
+use crate::fx_hash::FxHashMap;
 
 /// A thread named by its creation path (`main` is `StableThread(0)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -13,7 +13,7 @@ pub struct StableThread(pub u32);
 
 #[derive(Default)]
 pub struct ThreadNames {
-    by_path: HashMap<(Option<StableThread>, u32), StableThread>,
+    by_path: FxHashMap<(Option<StableThread>, u32), StableThread>,
 }
 
 impl ThreadNames {

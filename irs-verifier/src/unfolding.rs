@@ -6,9 +6,12 @@
 //! mutexes, threads it creates or joins), and on each it has one immediate predecessor, the
 //! previous event on that object in its history. Per object these predecessor links form a
 //! tree (the thread trees and lock trees of §5.1, generalised to every object), and each node
-//! keeps skip-list pointers (§5.2: a node at depth `d` points to its ancestors at distances
-//! `step`, `step²`, … for as many levels as `d` has trailing zeros in base `step`), so an
-//! ancestor query takes `O(step · log_step(depth))` steps.
+//! keeps skip pointers to its ancestors at distances `step`, `step²`, … (§5.2 keeps them only at
+//! depths divisible by those powers; keeping them at every node costs `log_step(depth)` words
+//! more per node, and an ancestor query then takes at most `(step − 1) · log_step(distance)`
+//! jumps instead of up to `step` single steps before the first jump: with `step = 2`, binary
+//! lifting, a handful of jumps where the paper's lists took dozens of steps, which is where the
+//! comb spends its time).
 //!
 //! Each event also stores its *frontier*: for every object touched in its history, the last
 //! event on it. This is the `tmax` of §5.1 extended from threads to all objects; with it
@@ -33,6 +36,8 @@ pub struct ActionIdx(pub u32);
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Action {
     pub thread: StableThread,
+    /// The thread's own object (its life: program order, creation, joins), one of `objects`.
+    pub own: ObjIdx,
     pub site: Option<SiteId>,
     pub kind: EventKind,
     /// Sorted, without duplicates.
@@ -55,7 +60,7 @@ struct TreeNode {
     pred: Option<EventIdx>,
     /// 1 for an event without predecessor on the object (the root `⊥` has depth 0).
     depth: u32,
-    /// `skips[l]`: the ancestor at depth `depth - step^(l+1)`.
+    /// `skips[l]`: the ancestor at depth `depth - step^(l+1)`, for every such depth ≥ 1.
     skips: Box<[EventIdx]>,
 }
 
@@ -71,6 +76,18 @@ struct Event {
     same_hash: Option<EventIdx>,
 }
 
+/// An event as a child in an object's tree (see [`Unfolding::children_of_others`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Child {
+    pub event: EventIdx,
+    pub thread: StableThread,
+    /// Its thread's own object, its predecessor there (`None`: the thread's first event) and that
+    /// predecessor's depth in the thread's tree (0 for none).
+    pub own: ObjIdx,
+    pub own_pred: Option<EventIdx>,
+    pub own_pred_depth: u32,
+}
+
 /// What an event is: its action and its immediate predecessors (one per object of the action).
 /// The table maps the key's hash to the first event with that hash; the others are chained
 /// through the events, so that looking an event up allocates nothing.
@@ -83,10 +100,13 @@ pub struct Unfolding {
     free: Vec<EventIdx>,
     by_key: PassHashMap<EventIdx>,
     actions: Vec<Action>,
-    action_index: FxHashMap<Action, ActionIdx>,
-    /// Per object and predecessor, the events that follow it there, with their threads (so that
-    /// a search for another thread's events never has to touch the events themselves).
-    children: FxHashMap<(ObjIdx, Option<EventIdx>), Vec<(StableThread, EventIdx)>>,
+    /// Actions by the hash of their fields, chained through `action_same_hash` like events.
+    action_index: PassHashMap<ActionIdx>,
+    action_same_hash: Vec<Option<ActionIdx>>,
+    /// Per object and predecessor, the events that follow it there, with what a search for
+    /// events compatible with a configuration looks at first (so that most are rejected without
+    /// touching the events themselves).
+    children: FxHashMap<(ObjIdx, Option<EventIdx>), Vec<Child>>,
     skip_step: u32,
     live: usize,
     created: u64,
@@ -99,7 +119,8 @@ impl Unfolding {
             free: Vec::new(),
             by_key: PassHashMap::default(),
             actions: Vec::new(),
-            action_index: FxHashMap::default(),
+            action_index: PassHashMap::default(),
+            action_same_hash: Vec::new(),
             children: FxHashMap::default(),
             skip_step: skip_step.max(1),
             live: 0,
@@ -108,12 +129,24 @@ impl Unfolding {
     }
 
     pub fn action(&mut self, a: Action) -> ActionIdx {
-        if let Some(&i) = self.action_index.get(&a) {
-            return i;
+        self.intern_action(a.thread, a.own, a.site, a.kind, &a.objects)
+    }
+
+    /// The action with these fields (`objects` sorted, without duplicates), interned: looking up
+    /// one that exists allocates nothing.
+    pub fn intern_action(&mut self, thread: StableThread, own: ObjIdx, site: Option<SiteId>, kind: EventKind, objects: &[ObjIdx]) -> ActionIdx {
+        let h = FxBuild::default().hash_one((thread, own, site, kind, objects));
+        let mut at = self.action_index.get(&h).copied();
+        while let Some(i) = at {
+            let a = &self.actions[i.0 as usize];
+            if a.thread == thread && a.own == own && a.site == site && a.kind == kind && *a.objects == *objects {
+                return i;
+            }
+            at = self.action_same_hash[i.0 as usize];
         }
         let i = ActionIdx(self.actions.len() as u32);
-        self.actions.push(a.clone());
-        self.action_index.insert(a, i);
+        self.actions.push(Action { thread, own, site, kind, objects: objects.into() });
+        self.action_same_hash.push(self.action_index.insert(h, i));
         i
     }
 
@@ -255,28 +288,40 @@ impl Unfolding {
     }
 
     /// `[e] ∪ C` is a configuration, for an event `e ∉ C`, where `last` gives `C`'s last event
-    /// per object.
-    pub fn compatible_outside(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>) -> bool {
+    /// per object and `in_c` tells membership in `C`.
+    ///
+    /// `C`'s events on an object form the chain from the root to its last one there, `c`; so an
+    /// event `x` on that object is comparable with `c` iff `x ∈ C` (then `x ≤ c`) or `x` descends
+    /// from `c`. Membership is a bit; only events outside `C` need a walk up their tree.
+    pub fn compatible_outside(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>, in_c: impl Fn(EventIdx) -> bool) -> bool {
+        let fits = |o: ObjIdx, x: EventIdx, c: EventIdx| x == c || in_c(x) || {
+            let (dx, dc) = (self.depth(x, o), self.depth(c, o));
+            dx > dc && self.ancestor_at(o, x, dc) == c
+        };
         // A quick necessary condition first, on the immediate predecessors only: most events
         // that are not compatible follow a predecessor that `C` has already gone past (then `C`
         // holds another event right after it, as `e ∉ C`).
         let quick = self.ev(e).nodes.iter().all(|n| match (last(n.obj), n.pred) {
-            (None, None) => true,
-            (None, Some(_)) => true,
+            (None, _) => true,
             (Some(_), None) => false,
-            (Some(c), Some(p)) => c == p || self.tree_le(n.obj, c, p),
+            (Some(c), Some(p)) => c == p || (!in_c(p) && fits(n.obj, p, c)),
         });
-        quick && self.frontier(e).iter().all(|&(o, x)| last(o).is_none_or(|c| self.comparable(o, x, c)))
+        quick && self.frontier(e).iter().all(|&(o, x)| x == e || last(o).is_none_or(|c| fits(o, x, c)))
     }
 
     /// Events whose predecessor on `o` is `pred`.
     pub fn children(&self, o: ObjIdx, pred: Option<EventIdx>) -> impl Iterator<Item = EventIdx> + '_ {
-        self.children.get(&(o, pred)).into_iter().flatten().map(|&(_, e)| e)
+        self.children.get(&(o, pred)).into_iter().flatten().map(|c| c.event)
     }
 
     /// Events of threads other than `thread` whose predecessor on `o` is `pred`.
-    pub fn children_of_others(&self, o: ObjIdx, pred: Option<EventIdx>, thread: StableThread) -> impl Iterator<Item = EventIdx> + '_ {
-        self.children.get(&(o, pred)).into_iter().flatten().filter(move |&&(t, _)| t != thread).map(|&(_, e)| e)
+    pub fn children_of_others(&self, o: ObjIdx, pred: Option<EventIdx>, thread: StableThread) -> impl Iterator<Item = &Child> + '_ {
+        self.children.get(&(o, pred)).into_iter().flatten().filter(move |c| c.thread != thread)
+    }
+
+    /// Depth of `e` in the tree of object `o` (which `e` belongs to); 0 for none.
+    pub fn depth_on(&self, e: Option<EventIdx>, o: ObjIdx) -> u32 {
+        e.map_or(0, |e| self.depth(e, o))
     }
 
     pub fn find(&self, action: ActionIdx, preds: &[Option<EventIdx>]) -> Option<EventIdx> {
@@ -298,7 +343,9 @@ impl Unfolding {
             return (e, false);
         }
         let objects = self.actions[action.0 as usize].objects.clone();
-        let thread = self.actions[action.0 as usize].thread;
+        let (thread, own) = (self.actions[action.0 as usize].thread, self.actions[action.0 as usize].own);
+        let own_pred = objects.iter().position(|&o| o == own).and_then(|i| preds[i]);
+        let own_pred_depth = self.depth_on(own_pred, own);
         debug_assert_eq!(objects.len(), preds.len());
         let idx = match self.free.pop() {
             Some(i) => i,
@@ -307,18 +354,47 @@ impl Unfolding {
                 EventIdx(self.events.len() as u32 - 1)
             }
         };
-        // Frontier: the deepest last event per object over the predecessors' histories.
-        let mut all: Vec<(ObjIdx, u32, EventIdx)> = Vec::new();
+        // Frontier: the deepest last event per object over the predecessors' histories (the
+        // histories are compatible, so the last events on a shared object are comparable), then
+        // the event itself on its own objects. Frontiers are sorted by object: merged linearly.
+        let mut frontier: Vec<(ObjIdx, EventIdx)> = Vec::new();
+        let mut merged: Vec<(ObjIdx, EventIdx)> = Vec::new();
         for p in preds.iter().flatten() {
-            for &(o, x) in self.frontier(*p) {
-                all.push((o, self.depth(x, o), x));
+            let other = self.frontier(*p);
+            merged.clear();
+            merged.reserve(frontier.len() + other.len());
+            let (mut i, mut j) = (0, 0);
+            while i < frontier.len() || j < other.len() {
+                let take = match (frontier.get(i), other.get(j)) {
+                    (Some(a), Some(b)) if a.0 == b.0 => {
+                        i += 1;
+                        j += 1;
+                        if a.1 == b.1 || self.depth(a.1, a.0) >= self.depth(b.1, b.0) { *a } else { *b }
+                    }
+                    (Some(a), Some(b)) if a.0 < b.0 => {
+                        i += 1;
+                        *a
+                    }
+                    (Some(_), Some(b)) | (None, Some(b)) => {
+                        j += 1;
+                        *b
+                    }
+                    (Some(a), None) => {
+                        i += 1;
+                        *a
+                    }
+                    (None, None) => unreachable!("loop condition"),
+                };
+                merged.push(take);
+            }
+            std::mem::swap(&mut frontier, &mut merged);
+        }
+        for &o in objects.iter() {
+            match frontier.binary_search_by_key(&o, |t| t.0) {
+                Ok(i) => frontier[i].1 = idx,
+                Err(i) => frontier.insert(i, (o, idx)),
             }
         }
-        all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        all.dedup_by_key(|t| t.0);
-        let mut frontier: Vec<(ObjIdx, EventIdx)> = all.into_iter().filter(|t| !objects.contains(&t.0)).map(|t| (t.0, t.2)).collect();
-        frontier.extend(objects.iter().map(|&o| (o, idx)));
-        frontier.sort_unstable_by_key(|t| t.0);
         let mut nodes = Vec::with_capacity(objects.len());
         for (&o, &pred) in objects.iter().zip(preds) {
             let depth = pred.map_or(0, |p| self.depth(p, o)) + 1;
@@ -326,13 +402,13 @@ impl Unfolding {
             if let Some(p) = pred {
                 let step = self.skip_step as u64;
                 let mut dist = step;
-                while step > 1 && (depth as u64).is_multiple_of(dist) && (depth as u64) > dist {
+                while step > 1 && (depth as u64) > dist {
                     skips.push(self.ancestor_at(o, p, depth - dist as u32));
                     dist *= step;
                 }
             }
             nodes.push(TreeNode { obj: o, pred, depth, skips: skips.into() });
-            self.children.entry((o, pred)).or_default().push((thread, idx));
+            self.children.entry((o, pred)).or_default().push(Child { event: idx, thread, own, own_pred, own_pred_depth });
         }
         let same_hash = self.by_key.insert(key_hash(action, preds), idx);
         self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), frontier: frontier.into(), same_hash });
@@ -356,7 +432,7 @@ impl Unfolding {
             let ev = self.events[i].take().expect("checked");
             for n in ev.nodes.iter() {
                 if let Some(v) = self.children.get_mut(&(n.obj, n.pred)) {
-                    v.retain(|&(_, c)| c != e);
+                    v.retain(|c| c.event != e);
                     if v.is_empty() {
                         self.children.remove(&(n.obj, n.pred));
                     }
@@ -398,7 +474,7 @@ mod tests {
     fn act(u: &mut Unfolding, t: u32, objs: &[u32]) -> ActionIdx {
         let mut objects: Vec<ObjIdx> = objs.iter().map(|&o| ObjIdx(o)).collect();
         objects.sort();
-        u.action(Action { thread: StableThread(t), site: None, kind: EventKind::Lock, objects: objects.into() })
+        u.action(Action { thread: StableThread(t), own: ObjIdx(t), site: None, kind: EventKind::Lock, objects: objects.into() })
     }
 
     /// Two threads (objects 0 and 1) write one word (object 9) in either order.
@@ -416,7 +492,7 @@ mod tests {
         assert!(u.le(a1, b2) && !u.le(b2, a1) && u.le(b1, a2) && !u.le(a1, a2));
         assert!(!u.conflict(a1, b2));
         assert_eq!(u.children(ObjIdx(9), None).collect::<Vec<_>>(), [a1, b1]);
-        assert_eq!(u.children_of_others(ObjIdx(9), None, StableThread(0)).collect::<Vec<_>>(), [b1]);
+        assert_eq!(u.children_of_others(ObjIdx(9), None, StableThread(0)).map(|c| c.event).collect::<Vec<_>>(), [b1]);
     }
 
     /// A long chain on one object: ancestor queries through skip pointers agree with walking.
