@@ -351,7 +351,7 @@ fn verify_agrees_with_the_brute_force_oracle() {
                 if !oracle_only {
                     // k = 2 also prunes `U` as soon as it can (from 8 events on), so that pruning
                     // is checked against the oracle too.
-                    for (mode, args) in [("optimal", &["--optimal"][..]), ("k1", &["--k", "1", "--snapshot-gap", "3"][..]), ("k2", &["--k", "2", "--prune-at", "8"][..])] {
+                    for (mode, args) in [("optimal", &["--optimal", "--prune-at", "8"][..]), ("k1", &["--k", "1", "--snapshot-gap", "3"][..]), ("k2", &["--k", "2", "--prune-at", "8"][..])] {
                         let (f, summary) = check_mode(p, mode, args, &mut ex, &truth, &dir);
                         fails.extend(f);
                         let _ = write!(line, "\n    {summary}");

@@ -44,7 +44,7 @@ pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, slee
             }
             for child in u.children_of_others(o, p, me) {
                 let s = child.event;
-                if may_fit(u, c, child) && !spike.contains(&s) && c.compatible_outside(u, s) && sleep.iter().all(|&x| !u.le(x, s)) {
+                if fits_own(u, c, child) && !spike.contains(&s) && c.compatible_outside(u, s, Some(child.own)) && sleep.iter().all(|&x| !u.le(x, s)) {
                     spike.push(s);
                 }
             }
@@ -63,15 +63,15 @@ pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, slee
     Some(history_outside(u, c, &chosen))
 }
 
-/// A quick necessary condition for `[s] ∪ C` to be a configuration (`s ∉ C`), from what the
-/// tree entry of `s` holds: `C` must not have taken `s`'s thread past `s`'s predecessor there
-/// (it would hold another event right after it), so `C`'s last event of that thread is that
-/// predecessor or one of its ancestors (then it is not deeper).
-fn may_fit(u: &Unfolding, c: &Configuration, s: &Child) -> bool {
+/// Whether `s` (`∉ C`) fits `C` on its thread, decided from its tree entry where possible:
+/// `C` must not have taken the thread past `s`'s predecessor there (it would hold another event
+/// right after it), so `C`'s last event of the thread is that predecessor or an ancestor of it.
+fn fits_own(u: &Unfolding, c: &Configuration, s: &Child) -> bool {
     match (c.last(s.own), s.own_pred) {
         (None, _) => true,
         (Some(_), None) => false,
-        (Some(last), Some(p)) => last == p || u.depth_on(Some(last), s.own) < s.own_pred_depth,
+        (Some(last), Some(p)) if last == p => true,
+        (Some(last), Some(p)) => !c.contains(p) && u.depth_on(Some(last), s.own) < s.own_pred_depth && s.pred_descends_from(u, last),
     }
 }
 

@@ -67,9 +67,10 @@ impl Configuration {
         self.member.get(x.0 as usize / 64).is_some_and(|w| w & (1 << (x.0 % 64)) != 0)
     }
 
-    /// `[x] ∪ C` is a configuration, for `x ∉ C`.
-    pub fn compatible_outside(&self, u: &Unfolding, x: EventIdx) -> bool {
+    /// `[x] ∪ C` is a configuration, for `x ∉ C`; `checked`: an object of `x` whose immediate
+    /// predecessor the caller already knows to fit `C`.
+    pub fn compatible_outside(&self, u: &Unfolding, x: EventIdx, checked: Option<ObjIdx>) -> bool {
         debug_assert!(!self.contains(x));
-        u.compatible_outside(x, |o| self.last(o), |y| self.contains(y))
+        u.compatible_outside(x, |o| self.last(o), |y| self.contains(y), checked)
     }
 }

@@ -538,9 +538,19 @@ impl<'a> Verifier<'a> {
         if live < self.opts.prune_at || live < 2 * self.last_prune_live {
             return;
         }
-        let mut anchors: Vec<EventIdx> = self.c.events().to_vec();
-        for n in &self.path {
-            anchors.extend(n.sleep.iter().copied());
+        // Each anchor with the depth of the first node whose `D` or event it is: its siblings
+        // serve alternatives only at that node or deeper, against configurations that contain
+        // `C` up to there, so a sibling in conflict with that prefix never serves (the comb
+        // skips it) and is not kept. (The paper keeps every immediate conflict; this keeps those
+        // the comb can still use, which is what bounds the siblings it searches.)
+        let mut anchors: Vec<(usize, EventIdx)> = Vec::new();
+        let mut seen: std::collections::HashSet<EventIdx> = std::collections::HashSet::new();
+        for (level, n) in self.path.iter().enumerate() {
+            for &d in n.sleep.iter().chain(std::iter::once(&n.event)) {
+                if seen.insert(d) {
+                    anchors.push((level, d));
+                }
+            }
         }
         let mut keep = vec![false; self.u.capacity()];
         let mut stack: Vec<EventIdx> = Vec::new();
@@ -550,7 +560,13 @@ impl<'a> Verifier<'a> {
                 stack.push(x);
             }
         };
-        for &a in &anchors {
+        let mut prefix = Configuration::default();
+        let mut next = 0;
+        for &(level, a) in &anchors {
+            while next < level {
+                prefix.push(&self.u, self.path[next].event);
+                next += 1;
+            }
             mark(a, &mut keep, &mut stack);
             let me = self.u.thread(a);
             for (o, p) in self.u.preds(a) {
@@ -558,7 +574,9 @@ impl<'a> Verifier<'a> {
                     continue;
                 }
                 for s in self.u.children_of_others(o, p, me) {
-                    mark(s.event, &mut keep, &mut stack);
+                    if prefix.compatible_outside(&self.u, s.event, None) {
+                        mark(s.event, &mut keep, &mut stack);
+                    }
                 }
             }
         }

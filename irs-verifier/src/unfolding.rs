@@ -77,7 +77,7 @@ struct Event {
 }
 
 /// An event as a child in an object's tree (see [`Unfolding::children_of_others`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Child {
     pub event: EventIdx,
     pub thread: StableThread,
@@ -86,6 +86,24 @@ pub struct Child {
     pub own: ObjIdx,
     pub own_pred: Option<EventIdx>,
     pub own_pred_depth: u32,
+    /// The last answer to "does the thread's predecessor descend from `x`": `x` and the answer
+    /// (`u64::MAX`: none yet). The comb asks it at every node it backtracks over, with the same
+    /// `x` until the thread's events leave the configuration.
+    memo: std::cell::Cell<u64>,
+}
+
+impl Child {
+    /// Whether `x` (an event of the thread) is an ancestor-or-self of the thread predecessor,
+    /// remembered for the last `x` asked.
+    pub fn pred_descends_from(&self, u: &Unfolding, x: EventIdx) -> bool {
+        let m = self.memo.get();
+        if m != u64::MAX && (m >> 1) as u32 == x.0 {
+            return m & 1 == 1;
+        }
+        let ok = self.own_pred.is_some_and(|p| u.tree_le(self.own, x, p));
+        self.memo.set(((x.0 as u64) << 1) | ok as u64);
+        ok
+    }
 }
 
 /// What an event is: its action and its immediate predecessors (one per object of the action).
@@ -293,7 +311,8 @@ impl Unfolding {
     /// `C`'s events on an object form the chain from the root to its last one there, `c`; so an
     /// event `x` on that object is comparable with `c` iff `x ∈ C` (then `x ≤ c`) or `x` descends
     /// from `c`. Membership is a bit; only events outside `C` need a walk up their tree.
-    pub fn compatible_outside(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>, in_c: impl Fn(EventIdx) -> bool) -> bool {
+    /// `checked`: an object whose immediate predecessor the caller has already found to fit.
+    pub fn compatible_outside(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>, in_c: impl Fn(EventIdx) -> bool, checked: Option<ObjIdx>) -> bool {
         let fits = |o: ObjIdx, x: EventIdx, c: EventIdx| x == c || in_c(x) || {
             let (dx, dc) = (self.depth(x, o), self.depth(c, o));
             dx > dc && self.ancestor_at(o, x, dc) == c
@@ -301,7 +320,7 @@ impl Unfolding {
         // A quick necessary condition first, on the immediate predecessors only: most events
         // that are not compatible follow a predecessor that `C` has already gone past (then `C`
         // holds another event right after it, as `e ∉ C`).
-        let quick = self.ev(e).nodes.iter().all(|n| match (last(n.obj), n.pred) {
+        let quick = self.ev(e).nodes.iter().filter(|n| Some(n.obj) != checked).all(|n| match (last(n.obj), n.pred) {
             (None, _) => true,
             (Some(_), None) => false,
             (Some(c), Some(p)) => c == p || (!in_c(p) && fits(n.obj, p, c)),
@@ -408,7 +427,7 @@ impl Unfolding {
                 }
             }
             nodes.push(TreeNode { obj: o, pred, depth, skips: skips.into() });
-            self.children.entry((o, pred)).or_default().push(Child { event: idx, thread, own, own_pred, own_pred_depth });
+            self.children.entry((o, pred)).or_default().push(Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(u64::MAX) });
         }
         let same_hash = self.by_key.insert(key_hash(action, preds), idx);
         self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), frontier: frontier.into(), same_hash });
