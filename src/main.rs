@@ -464,7 +464,8 @@ fn main() -> ExitCode {
                         s.executions, s.ssb, s.traces, s.events_created, s.events_peak
                     );
                     println!(
-                        "time: {secs:.2} s ({:.0}% running the program, {} runs, {:.0} runs/s); peak memory {} MB",
+                        "time: {secs:.2} s ({:.0}% running the program, {:.0}% with transfer; {} runs, {:.0} runs/s); peak memory {} MB",
+                        100.0 * s.program_micros as f64 / 1e6 / secs.max(1e-9),
                         100.0 * s.executor_micros as f64 / 1e6 / secs.max(1e-9),
                         s.runs,
                         s.runs as f64 / secs.max(1e-9),

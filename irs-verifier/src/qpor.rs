@@ -66,6 +66,9 @@ pub struct Stats {
     pub events_created: u64,
     /// Time spent in the executor (the program's runs, fork to answer), microseconds.
     pub executor_micros: u64,
+    /// Of that, the program's own runs as the fork server timed them (its executions, the
+    /// worker's restores included): the rest is transfer and decoding.
+    pub program_micros: u64,
     pub elapsed: Duration,
 }
 
@@ -207,6 +210,7 @@ impl<'a> Verifier<'a> {
         };
         self.stats.runs += 1;
         self.stats.executor_micros += x.total_micros;
+        self.stats.program_micros += x.micros;
         if let Outcome::Infeasible { step, .. } = x.outcome() {
             return Err(VerifyError::Nondeterministic(format!(
                 "a schedule that an earlier run made possible was infeasible at step {step} ({})",
@@ -426,6 +430,11 @@ impl<'a> Verifier<'a> {
         self.u.find(a, &self.preds_buf)
     }
 
+    /// The first of the enabled operations whose event at `C` is not in the sleep set.
+    fn first_awake<'p>(&mut self, threads: &RunThreads, enabled: &'p [PendingOp], sleep: &[EventIdx]) -> Option<&'p PendingOp> {
+        enabled.iter().find(|op| !self.pending_event(threads, op).is_some_and(|x| sleep.contains(&x)))
+    }
+
     /// The action's predecessors at `C` (into `preds_buf`), and its kind there (a trylock fails
     /// where the mutex is held).
     fn at_c(&mut self, a: ActionIdx, kind: EventKind) -> EventKind {
@@ -459,7 +468,6 @@ impl<'a> Verifier<'a> {
         for (s, step) in trace.steps.iter().enumerate().skip(from) {
             let first = step.first_event as usize;
             let end = trace.steps.get(s + 1).map_or(trace.events.len(), |n| n.first_event as usize).min(trace.events.len());
-            let enabled: Vec<Option<EventIdx>> = step.enabled.iter().map(|op| self.pending_event(&threads, op)).collect();
             // A thread that crashed performing its operation left no event: the operation, as
             // it was pending, is its last event (it halts there).
             let crashed: Vec<Event>;
@@ -474,9 +482,9 @@ impl<'a> Verifier<'a> {
             };
             let (action, own) = self.action_for(&threads, step.chosen, done[0].site, done[0].kind, done);
             let e = self.event_at_c(action, done[0].kind);
-            let asleep = |x: &Option<EventIdx>| x.is_some_and(|x| sleep.contains(&x));
-            if enabled.iter().all(asleep) {
-                // Line 5 of Alg. 1: en(C) ⊆ D.
+            // Line 5 of Alg. 1: en(C) ⊆ D (impossible while D has fewer events than en(C), and
+            // most of the time D is empty: then no enabled event needs to be looked up).
+            if step.enabled.len() <= sleep.len() && self.first_awake(&threads, &step.enabled, &sleep).is_none() {
                 return Ok(Leaf::Blocked);
             }
             if !follow.is_empty() {
@@ -500,10 +508,9 @@ impl<'a> Verifier<'a> {
                 }
             } else if sleep.contains(&e) {
                 // Line 7 of Alg. 1: choose from en(C) \ D.
-                let other = step.enabled.iter().zip(&enabled).find(|(_, ev)| !asleep(ev));
-                return Ok(match other {
+                return Ok(match self.first_awake(&threads, &step.enabled, &sleep) {
                     None => Leaf::Blocked,
-                    Some((op, _)) => {
+                    Some(op) => {
                         let mut schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
                         schedule.push(op.tid);
                         Leaf::Redirect { schedule, from: s, sleep }
