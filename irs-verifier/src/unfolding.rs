@@ -60,8 +60,10 @@ struct TreeNode {
     pred: Option<EventIdx>,
     /// 1 for an event without predecessor on the object (the root `⊥` has depth 0).
     depth: u32,
-    /// `skips[l]`: the ancestor at depth `depth - step^(l+1)`, for every such depth ≥ 1.
-    skips: Box<[EventIdx]>,
+    /// Its skip pointers: `skips[skip_at + l]` of the event, for `l < skip_len`, is the ancestor
+    /// at depth `depth - step^(l+1)`, for every such depth ≥ 1.
+    skip_at: u16,
+    skip_len: u16,
 }
 
 struct Event {
@@ -70,6 +72,8 @@ struct Event {
     kind: EventKind,
     /// Parallel to the action's objects.
     nodes: Box<[TreeNode]>,
+    /// The skip pointers of all its nodes (one allocation per event, not per node).
+    skips: Box<[EventIdx]>,
     /// `(object, last event on it in [e])`, sorted by object.
     frontier: Box<[(ObjIdx, EventIdx)]>,
     /// The next event whose key (action, predecessors) has the same hash.
@@ -126,6 +130,11 @@ pub struct Unfolding {
     /// touching the events themselves).
     children: FxHashMap<(ObjIdx, Option<EventIdx>), Vec<Child>>,
     skip_step: u32,
+    /// Scratch buffers of `event` (reused: it runs for every event found).
+    scratch_objs: Vec<ObjIdx>,
+    scratch_frontier: Vec<(ObjIdx, EventIdx)>,
+    scratch_merged: Vec<(ObjIdx, EventIdx)>,
+    scratch_skips: Vec<EventIdx>,
     live: usize,
     created: u64,
 }
@@ -141,6 +150,10 @@ impl Unfolding {
             action_same_hash: Vec::new(),
             children: FxHashMap::default(),
             skip_step: skip_step.max(1),
+            scratch_objs: Vec::new(),
+            scratch_frontier: Vec::new(),
+            scratch_merged: Vec::new(),
+            scratch_skips: Vec::new(),
             live: 0,
             created: 0,
         }
@@ -236,14 +249,15 @@ impl Unfolding {
     /// The ancestor-or-self of `x` at depth `d` in `o`'s tree (`d` ≤ `x`'s depth, `d` ≥ 1).
     fn ancestor_at(&self, o: ObjIdx, mut x: EventIdx, d: u32) -> EventIdx {
         loop {
-            let n = self.node(x, o);
+            let ev = self.ev(x);
+            let n = ev.nodes.iter().find(|n| n.obj == o).expect("event on object");
             if n.depth == d {
                 return x;
             }
             // The longest jump that does not overshoot, else one step.
             let mut next = n.pred.expect("depth above 1 has a predecessor");
             let mut reach = self.skip_step as u64;
-            for &s in n.skips.iter() {
+            for &s in &ev.skips[n.skip_at as usize..][..n.skip_len as usize] {
                 if (n.depth as u64) < d as u64 + reach {
                     break;
                 }
@@ -361,7 +375,9 @@ impl Unfolding {
         if let Some(e) = self.find(action, preds) {
             return (e, false);
         }
-        let objects = self.actions[action.0 as usize].objects.clone();
+        let mut objects = std::mem::take(&mut self.scratch_objs);
+        objects.clear();
+        objects.extend_from_slice(&self.actions[action.0 as usize].objects);
         let (thread, own) = (self.actions[action.0 as usize].thread, self.actions[action.0 as usize].own);
         let own_pred = objects.iter().position(|&o| o == own).and_then(|i| preds[i]);
         let own_pred_depth = self.depth_on(own_pred, own);
@@ -375,13 +391,14 @@ impl Unfolding {
         };
         // Frontier: the deepest last event per object over the predecessors' histories (the
         // histories are compatible, so the last events on a shared object are comparable), then
-        // the event itself on its own objects. Frontiers are sorted by object: merged linearly.
-        let mut frontier: Vec<(ObjIdx, EventIdx)> = Vec::new();
-        let mut merged: Vec<(ObjIdx, EventIdx)> = Vec::new();
+        // the event itself on its own objects. Frontiers are sorted by object: merged linearly,
+        // in scratch buffers, and copied once into an allocation of the exact size.
+        let mut frontier = std::mem::take(&mut self.scratch_frontier);
+        let mut merged = std::mem::take(&mut self.scratch_merged);
+        frontier.clear();
         for p in preds.iter().flatten() {
             let other = self.frontier(*p);
             merged.clear();
-            merged.reserve(frontier.len() + other.len());
             let (mut i, mut j) = (0, 0);
             while i < frontier.len() || j < other.len() {
                 let take = match (frontier.get(i), other.get(j)) {
@@ -415,9 +432,11 @@ impl Unfolding {
             }
         }
         let mut nodes = Vec::with_capacity(objects.len());
+        let mut skips = std::mem::take(&mut self.scratch_skips);
+        skips.clear();
         for (&o, &pred) in objects.iter().zip(preds) {
             let depth = pred.map_or(0, |p| self.depth(p, o)) + 1;
-            let mut skips = Vec::new();
+            let skip_at = skips.len();
             if let Some(p) = pred {
                 let step = self.skip_step as u64;
                 let mut dist = step;
@@ -426,11 +445,16 @@ impl Unfolding {
                     dist *= step;
                 }
             }
-            nodes.push(TreeNode { obj: o, pred, depth, skips: skips.into() });
+            nodes.push(TreeNode { obj: o, pred, depth, skip_at: skip_at as u16, skip_len: (skips.len() - skip_at) as u16 });
             self.children.entry((o, pred)).or_default().push(Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(u64::MAX) });
         }
+        let (frontier_box, skips_box): (Box<[(ObjIdx, EventIdx)]>, Box<[EventIdx]>) = (frontier[..].into(), skips[..].into());
+        self.scratch_frontier = frontier;
+        self.scratch_merged = merged;
+        self.scratch_skips = skips;
+        self.scratch_objs = objects;
         let same_hash = self.by_key.insert(key_hash(action, preds), idx);
-        self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), frontier: frontier.into(), same_hash });
+        self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), skips: skips_box, frontier: frontier_box, same_hash });
         self.live += 1;
         self.created += 1;
         (idx, true)
