@@ -157,7 +157,7 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
     };
     ENFORCER.set(e).map_err(|_| "ENFORCE started twice".to_string())?;
     let e = enforcer();
-    adopt(e, e.published.load(Ordering::Acquire));
+    with_cut(e, e.published.load(Ordering::Acquire), |_| ());
     Ok(())
 }
 
@@ -203,7 +203,7 @@ pub fn start_thread(tid: Option<u32>) {
 
 /// Has every thread completed its events of the cutoff in force?
 fn barrier_open(e: &Enforcer, me: &Me) -> bool {
-    adopt(e, me.epoch.get()).iter().enumerate().all(|(u, &c)| e.counters[u].done.load(Ordering::Acquire) >= c)
+    with_cut(e, me.epoch.get(), |cut| cut.iter().enumerate().all(|(u, &c)| e.counters[u].done.load(Ordering::Acquire) >= c))
 }
 
 /// The cutoff in force for thread `t`, refreshed when a new one was published.
@@ -211,15 +211,17 @@ fn my_cut(e: &Enforcer, me: &Me, t: u32) -> u32 {
     // Acquire: the vectors a writer filled before raising the count are visible after it.
     let p = e.published.load(Ordering::Acquire);
     if p != me.epoch.get() {
-        let cut = adopt(e, p);
+        let mine = with_cut(e, p, |cut| cut[t as usize]);
         me.epoch.set(p);
-        me.my_cut.set(cut[t as usize]);
+        me.my_cut.set(mine);
     }
     me.my_cut.get()
 }
 
-/// Validate and adopt the cutoffs published up to `p`; returns the one in force.
-fn adopt(e: &Enforcer, p: u32) -> Vec<u32> {
+/// Validate and adopt the cutoffs published up to `p`, and call `f` on the one in force. No
+/// allocation on a program thread once the cutoffs are adopted: the first allocation or free of
+/// a thread makes glibc set up an arena for it, tens of µs that the plain build never pays.
+fn with_cut<R>(e: &Enforcer, p: u32, f: impl FnOnce(&[u32]) -> R) -> R {
     let mut cuts = e.cuts.lock();
     let p = (p as usize).min(e.view.capacity());
     while cuts.len() < p {
@@ -234,12 +236,12 @@ fn adopt(e: &Enforcer, p: u32) -> Vec<u32> {
         }
         cuts.push(next);
     }
-    let current = cuts.last().cloned().expect("a prefix has a first cutoff");
+    let current = cuts.last().expect("a prefix has a first cutoff");
     if current.iter().all(|c| *c == 0) {
         // Release: a thread that sees the flag also sees that nothing is to be waited for.
         e.all_free.store(true, Ordering::Release);
     }
-    current
+    f(current)
 }
 
 /// Wait until thread `u` has completed `count` events. `false` when a new cutoff was published
@@ -349,8 +351,10 @@ pub fn before(site: Option<SiteId>) {
                 return;
             }
             // Rule 2: the barrier; then rule 3.
-            let cut = adopt(e, me.epoch.get());
-            for (u, &c) in cut.iter().enumerate() {
+            // One thread at a time: the cutoff in force (copied out of the lock, no allocation).
+            let threads = e.counters.len();
+            for u in 0..threads {
+                let c = with_cut(e, me.epoch.get(), |cut| cut[u]);
                 if !wait_for(e, me, u as u32, c, (t, k)) {
                     continue 'decide;
                 }
