@@ -68,14 +68,8 @@ fn persistent_and_forked_executions_agree() {
             let (dir, failures) = (&dir, &failures);
             s.spawn(move || {
                 for src in chunk {
-                    let name = src.file_stem().unwrap().to_string_lossy().into_owned();
-                    let expect = std::fs::read_to_string(src.with_extension("expect")).unwrap();
-                    let field = |k: &str| expect.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.split(" #").next().unwrap().trim().to_string());
-                    let args: Vec<String> = field("args:").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default();
-                    let stdin = field("stdin:").map(|s| format!("{}\n", s.replace("\\n", "\n"))).unwrap_or_default();
-                    let exe = dir.join(&name);
-                    irs_cc(dir, &["-O2", "-pthread", "-w", "-o", exe.to_str().unwrap(), src.to_str().unwrap()]).unwrap();
-                    let options = Options { stdin: stdin.into_bytes(), ..Default::default() };
+                    let BuiltCorpusProgram { name, exe, args, stdin } = build_corpus_program(dir, src);
+                    let options = Options { stdin, ..Default::default() };
                     let mut persistent = Executor::start(&exe, &args, options.clone()).unwrap();
                     let mut forked = Executor::start(&exe, &args, Options { fork_each: true, ..options }).unwrap();
                     let (p, f) = (persistent.run(&[]).unwrap(), forked.run(&[]).unwrap());

@@ -106,3 +106,23 @@ pub fn corpus_programs() -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// A corpus program built with `irs cc -O2` into `dir`, with the arguments and stdin its
+/// `.expect` file gives.
+pub struct BuiltCorpusProgram {
+    pub name: String,
+    pub exe: PathBuf,
+    pub args: Vec<String>,
+    pub stdin: Vec<u8>,
+}
+
+pub fn build_corpus_program(dir: &Path, src: &Path) -> BuiltCorpusProgram {
+    let name = src.file_stem().unwrap().to_string_lossy().into_owned();
+    let expect = std::fs::read_to_string(src.with_extension("expect")).unwrap();
+    let field = |k: &str| expect.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.split(" #").next().unwrap().trim().to_string());
+    let args: Vec<String> = field("args:").map(|a| a.split_whitespace().map(String::from).collect()).unwrap_or_default();
+    let stdin = field("stdin:").map(|s| format!("{}\n", s.replace("\\n", "\n"))).unwrap_or_default();
+    let exe = dir.join(&name);
+    irs_cc(dir, &["-O2", "-pthread", "-w", "-o", exe.to_str().unwrap(), src.to_str().unwrap()]).unwrap();
+    BuiltCorpusProgram { name, exe, args, stdin: stdin.into_bytes() }
+}
