@@ -25,53 +25,39 @@ fn executor(exe: &Path, options: Options) -> Executor {
 #[test]
 fn same_schedule_same_trace_for_every_corpus_program() {
     let dir = scratch("explore/determinism");
-    let programs = corpus_programs();
-    let failures = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for chunk in programs.chunks(programs.len().div_ceil(2)) {
-            let (dir, failures) = (&dir, &failures);
-            s.spawn(move || {
-                for src in chunk {
-                    let BuiltCorpusProgram { name, exe, args, stdin } = build_corpus_program(dir, src);
-                    let mut ex = Executor::start(&exe, &args, Options { stdin, ..Default::default() }).unwrap();
-                    let first = ex.run(&[]).unwrap();
-                    for i in 0..200 {
-                        let again = ex.run(&[]).unwrap();
-                        if again.trace != first.trace || again.output != first.output {
-                            failures.lock().unwrap().push(format!("{name}: default run {i} differs"));
-                            break;
-                        }
-                    }
-                    let random = ex.run_random(&[], 99).unwrap();
-                    for _ in 0..20 {
-                        if ex.run(&random.schedule()).unwrap().trace != random.trace {
-                            failures.lock().unwrap().push(format!("{name}: a random schedule does not replay"));
-                            break;
-                        }
-                    }
-                    // The steps are the decisions: each names the first event of the operation it
-                    // chose, which is the chosen thread's pending operation among the enabled ones.
-                    let t = &first.trace;
-                    for step in &t.steps {
-                        let ok = match t.events.get(step.first_event as usize) {
-                            Some(ev) => step.chosen == ev.tid && step.enabled.iter().any(|p| {
-                                // A trylock is pending as `trylock` and may happen as `trylock-fail`.
-                                let kind_ok = p.kind == ev.kind || (p.kind == shared_proto::EventKind::TryLock && ev.kind == shared_proto::EventKind::TryLockFail);
-                                p.tid == ev.tid && kind_ok && p.site == ev.site
-                            }),
-                            None => step.first_event as usize == t.events.len(), // cut off by the end
-                        };
-                        if !ok {
-                            failures.lock().unwrap().push(format!("{name}: step {step:?} does not match its event"));
-                            break;
-                        }
-                    }
-                }
-            });
+    check_corpus_in_parallel(&dir, |BuiltCorpusProgram { exe, args, stdin, .. }| {
+        let mut ex = Executor::start(&exe, &args, Options { stdin, ..Default::default() }).unwrap();
+        let first = ex.run(&[]).unwrap();
+        for i in 0..200 {
+            let again = ex.run(&[]).unwrap();
+            if again.trace != first.trace || again.output != first.output {
+                return Err(format!("default run {i} differs"));
+            }
         }
+        let random = ex.run_random(&[], 99).unwrap();
+        for _ in 0..20 {
+            if ex.run(&random.schedule()).unwrap().trace != random.trace {
+                return Err("a random schedule does not replay".into());
+            }
+        }
+        // The steps are the decisions: each names the first event of the operation it chose,
+        // which is the chosen thread's pending operation among the enabled ones.
+        let t = &first.trace;
+        for step in &t.steps {
+            let ok = match t.events.get(step.first_event as usize) {
+                Some(ev) => step.chosen == ev.tid && step.enabled.iter().any(|p| {
+                    // A trylock is pending as `trylock` and may happen as `trylock-fail`.
+                    let kind_ok = p.kind == ev.kind || (p.kind == shared_proto::EventKind::TryLock && ev.kind == shared_proto::EventKind::TryLockFail);
+                    p.tid == ev.tid && kind_ok && p.site == ev.site
+                }),
+                None => step.first_event as usize == t.events.len(), // cut off by the end
+            };
+            if !ok {
+                return Err(format!("step {step:?} does not match its event"));
+            }
+        }
+        Ok(())
     });
-    let f = failures.into_inner().unwrap();
-    assert!(f.is_empty(), "{}", f.join("\n"));
 }
 
 const RACE: &str = r#"

@@ -61,44 +61,28 @@ fn same(a: &Execution, b: &Execution) -> bool {
 #[test]
 fn persistent_and_forked_executions_agree() {
     let dir = scratch("explore_worker/agree");
-    let programs = corpus_programs();
-    let failures = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for chunk in programs.chunks(programs.len().div_ceil(2)) {
-            let (dir, failures) = (&dir, &failures);
-            s.spawn(move || {
-                for src in chunk {
-                    let BuiltCorpusProgram { name, exe, args, stdin } = build_corpus_program(dir, src);
-                    let options = Options { stdin, ..Default::default() };
-                    let mut persistent = Executor::start(&exe, &args, options.clone()).unwrap();
-                    let mut forked = Executor::start(&exe, &args, Options { fork_each: true, ..options }).unwrap();
-                    let (p, f) = (persistent.run(&[]).unwrap(), forked.run(&[]).unwrap());
-                    if !same(&p, &f) {
-                        let (lp, lf) = (logical(&p.trace), logical(&f.trace));
-                        let what = if lp != lf {
-                            let i = lp.events.iter().zip(&lf.events).position(|(a, b)| a != b);
-                            let j = lp.steps.iter().zip(&lf.steps).position(|(a, b)| a != b);
-                            format!("traces differ at event {i:?}: {:?} / {:?}; step {j:?}; {} / {} events", i.map(|i| &lp.events[i]), i.map(|i| &lf.events[i]), lp.events.len(), lf.events.len())
-                        } else {
-                            format!("outputs {:?} / {:?}", String::from_utf8_lossy(&p.output), String::from_utf8_lossy(&f.output))
-                        };
-                        failures.lock().unwrap().push(format!("{name}: default schedule: {what}"));
-                        continue;
-                    }
-                    for seed in 1..=5 {
-                        let p = persistent.run_random(&[], seed).unwrap();
-                        let f = forked.run(&p.schedule()).unwrap();
-                        if !same(&p, &f) {
-                            failures.lock().unwrap().push(format!("{name}: random schedule {seed} differs"));
-                            break;
-                        }
-                    }
-                }
+    check_corpus_in_parallel(&dir, |BuiltCorpusProgram { exe, args, stdin, .. }| {
+        let options = Options { stdin, ..Default::default() };
+        let mut persistent = Executor::start(&exe, &args, options.clone()).unwrap();
+        let mut forked = Executor::start(&exe, &args, Options { fork_each: true, ..options }).unwrap();
+        let (p, f) = (persistent.run(&[]).unwrap(), forked.run(&[]).unwrap());
+        if !same(&p, &f) {
+            let (lp, lf) = (logical(&p.trace), logical(&f.trace));
+            return Err(if lp != lf {
+                let i = lp.events.iter().zip(&lf.events).position(|(a, b)| a != b);
+                format!("default schedule: traces differ at event {i:?}: {:?} / {:?}", i.map(|i| &lp.events[i]), i.map(|i| &lf.events[i]))
+            } else {
+                format!("default schedule: outputs {:?} / {:?}", String::from_utf8_lossy(&p.output), String::from_utf8_lossy(&f.output))
             });
         }
+        for seed in 1..=5 {
+            let p = persistent.run_random(&[], seed).unwrap();
+            if !same(&p, &forked.run(&p.schedule()).unwrap()) {
+                return Err(format!("random schedule {seed} differs"));
+            }
+        }
+        Ok(())
     });
-    let f = failures.into_inner().unwrap();
-    assert!(f.is_empty(), "{}", f.join("\n"));
 }
 
 /// An execution changes everything a C program can change in its own process: globals, static

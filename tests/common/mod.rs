@@ -126,3 +126,26 @@ pub fn build_corpus_program(dir: &Path, src: &Path) -> BuiltCorpusProgram {
     irs_cc(dir, &["-O2", "-pthread", "-w", "-o", exe.to_str().unwrap(), src.to_str().unwrap()]).unwrap();
     BuiltCorpusProgram { name, exe, args, stdin: stdin.into_bytes() }
 }
+
+/// Build every corpus program into `dir` and run `check` on each, two at a time; panics with
+/// every failure `check` reported (`Err`).
+pub fn check_corpus_in_parallel(dir: &Path, check: impl Fn(BuiltCorpusProgram) -> Result<(), String> + Sync) {
+    let programs = corpus_programs();
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for chunk in programs.chunks(programs.len().div_ceil(2)) {
+            let (failures, check) = (&failures, &check);
+            s.spawn(move || {
+                for src in chunk {
+                    let p = build_corpus_program(dir, src);
+                    let name = p.name.clone();
+                    if let Err(e) = check(p) {
+                        failures.lock().unwrap().push(format!("{name}: {e}"));
+                    }
+                }
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{}", f.join("\n"));
+}
