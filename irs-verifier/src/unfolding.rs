@@ -19,7 +19,7 @@
 //! locks to objects): `a ≤ b` iff `a` is an ancestor-or-self of `b`'s last event on any object of
 //! `a`; `a # b` iff on some object both touched, their last events are incomparable.
 
-use crate::fx_hash::{FxBuild, FxHashMap, PassHashMap};
+use crate::fx_hash::{FxBuild, PassHashMap};
 use crate::object_table::ObjIdx;
 use crate::thread_names::StableThread;
 use shared_proto::{EventKind, SiteId};
@@ -64,6 +64,8 @@ struct TreeNode {
     /// at depth `depth - step^(l+1)`, for every such depth ≥ 1.
     skip_at: u16,
     skip_len: u16,
+    /// The events that follow this one on the object (its children in the object's tree).
+    children: Vec<Child>,
 }
 
 struct Event {
@@ -125,10 +127,11 @@ pub struct Unfolding {
     /// Actions by the hash of their fields, chained through `action_same_hash` like events.
     action_index: PassHashMap<ActionIdx>,
     action_same_hash: Vec<Option<ActionIdx>>,
-    /// Per object and predecessor, the events that follow it there, with what a search for
-    /// events compatible with a configuration looks at first (so that most are rejected without
-    /// touching the events themselves).
-    children: FxHashMap<(ObjIdx, Option<EventIdx>), Vec<Child>>,
+    /// Per object, the events that have no predecessor on it (the children of the root); the
+    /// children of an event are in its tree node. Each entry holds what a search for events
+    /// compatible with a configuration looks at first, so that most are rejected without
+    /// touching the events themselves.
+    roots: Vec<Vec<Child>>,
     skip_step: u32,
     /// Scratch buffers of `event` (reused: it runs for every event found).
     scratch_objs: Vec<ObjIdx>,
@@ -148,7 +151,7 @@ impl Unfolding {
             actions: Vec::new(),
             action_index: PassHashMap::default(),
             action_same_hash: Vec::new(),
-            children: FxHashMap::default(),
+            roots: Vec::new(),
             skip_step: skip_step.max(1),
             scratch_objs: Vec::new(),
             scratch_frontier: Vec::new(),
@@ -344,12 +347,32 @@ impl Unfolding {
 
     /// Events whose predecessor on `o` is `pred`.
     pub fn children(&self, o: ObjIdx, pred: Option<EventIdx>) -> impl Iterator<Item = EventIdx> + '_ {
-        self.children.get(&(o, pred)).into_iter().flatten().map(|c| c.event)
+        self.child_list(o, pred).iter().map(|c| c.event)
     }
 
     /// Events of threads other than `thread` whose predecessor on `o` is `pred`.
     pub fn children_of_others(&self, o: ObjIdx, pred: Option<EventIdx>, thread: StableThread) -> impl Iterator<Item = &Child> + '_ {
-        self.children.get(&(o, pred)).into_iter().flatten().filter(move |c| c.thread != thread)
+        self.child_list(o, pred).iter().filter(move |c| c.thread != thread)
+    }
+
+    fn child_list(&self, o: ObjIdx, pred: Option<EventIdx>) -> &[Child] {
+        match pred {
+            None => self.roots.get(o.0 as usize).map_or(&[], |v| v.as_slice()),
+            Some(p) => &self.node(p, o).children,
+        }
+    }
+
+    fn child_list_mut(&mut self, o: ObjIdx, pred: Option<EventIdx>) -> Option<&mut Vec<Child>> {
+        match pred {
+            None => {
+                let i = o.0 as usize;
+                if self.roots.len() <= i {
+                    self.roots.resize_with(i + 1, Vec::new);
+                }
+                Some(&mut self.roots[i])
+            }
+            Some(p) => self.events[p.0 as usize].as_mut().and_then(|e| e.nodes.iter_mut().find(|n| n.obj == o)).map(|n| &mut n.children),
+        }
     }
 
     /// Depth of `e` in the tree of object `o` (which `e` belongs to); 0 for none.
@@ -445,8 +468,9 @@ impl Unfolding {
                     dist *= step;
                 }
             }
-            nodes.push(TreeNode { obj: o, pred, depth, skip_at: skip_at as u16, skip_len: (skips.len() - skip_at) as u16 });
-            self.children.entry((o, pred)).or_default().push(Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(u64::MAX) });
+            nodes.push(TreeNode { obj: o, pred, depth, skip_at: skip_at as u16, skip_len: (skips.len() - skip_at) as u16, children: Vec::new() });
+            let child = Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(u64::MAX) };
+            self.child_list_mut(o, pred).expect("a predecessor is a live event").push(child);
         }
         let (frontier_box, skips_box): (Box<[(ObjIdx, EventIdx)]>, Box<[EventIdx]>) = (frontier[..].into(), skips[..].into());
         self.scratch_frontier = frontier;
@@ -473,12 +497,11 @@ impl Unfolding {
             }
             let e = EventIdx(i as u32);
             let ev = self.events[i].take().expect("checked");
+            // Out of its predecessors' child lists (a predecessor removed before it took its list
+            // along; its own children are not kept either, `keep` being causally closed).
             for n in ev.nodes.iter() {
-                if let Some(v) = self.children.get_mut(&(n.obj, n.pred)) {
+                if let Some(v) = self.child_list_mut(n.obj, n.pred) {
                     v.retain(|c| c.event != e);
-                    if v.is_empty() {
-                        self.children.remove(&(n.obj, n.pred));
-                    }
                 }
             }
             // Unlink from the chain of its hash.
