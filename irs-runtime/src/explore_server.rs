@@ -248,8 +248,7 @@ fn supervise() {
                 e => e,
             };
             let micros = monotonic_micros().saturating_sub(control.started_micros.load(Ordering::Relaxed));
-            // SAFETY: reading back our own memfd into our buffer.
-            let n = unsafe { libc::pread(sv.output, out_buf.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0) }.max(0) as usize;
+            let n = read_output(out_buf);
             let len = proto::encode_response_into(resp_buf, end, micros, 0, &out_buf[..n]);
             if output.write_all(&resp_buf[..len]).is_err() {
                 std::process::exit(0);
@@ -321,7 +320,6 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         // input from where it starts. (Opening it anew per execution, through /proc, cost more
         // than the rest of an empty execution's set-up.)
         unsafe {
-            libc::ftruncate(sv.output, output_len);
             libc::lseek(sv.output, output_len, libc::SEEK_SET);
             if let Level::Root = level {
                 libc::dup2(sv.stdin_src, 0);
@@ -343,8 +341,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             // on this stack).
             unsafe { image.restore() };
             let micros = started.elapsed().as_micros() as u64;
-            // SAFETY: reading back our own memfd into our buffer.
-            let n = unsafe { libc::pread(sv.output, out_buf.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0) }.max(0) as usize;
+            let n = read_output(out_buf);
             let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, 0, &out_buf[..n]);
             control.in_flight.store(0, Ordering::Relaxed);
             if output.write_all(&resp_buf[..len]).is_err() {
@@ -381,12 +378,23 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             wait(pid, Some(req.timeout_ms))
         };
         let micros = started.elapsed().as_micros() as u64;
-        // SAFETY: reading back our own memfd into our buffer.
-        let n = unsafe { libc::pread(sv.output, out_buf.as_mut_ptr() as *mut c_void, MAX_OUTPUT, 0) }.max(0) as usize;
+        let n = read_output(out_buf);
         let len = proto::encode_response_into(resp_buf, end, micros, fork_micros, &out_buf[..n]);
         if output.write_all(&resp_buf[..len]).is_err() {
             leave(level);
         }
+    }
+}
+
+/// What the execution printed: the output file up to its offset, which every execution starts
+/// at the offset it starts from (the file is not truncated: what lies beyond is an earlier
+/// execution's and is not read).
+fn read_output(out_buf: &mut [u8]) -> usize {
+    let sv = server();
+    // SAFETY: reading our own memfd's offset and contents into our buffer.
+    unsafe {
+        let end = libc::lseek(sv.output, 0, libc::SEEK_CUR).max(0) as usize;
+        libc::pread(sv.output, out_buf.as_mut_ptr() as *mut c_void, end.min(MAX_OUTPUT), 0).max(0) as usize
     }
 }
 
@@ -407,9 +415,7 @@ pub fn pause() -> Continuation {
     let (output_len, stdin_offset) = unsafe {
         libc::alarm(0);
         // Unflushed stdio output stays in the process and is inherited by every continuation.
-        let mut st: libc::stat = std::mem::zeroed();
-        libc::fstat(sv.output, &mut st);
-        (st.st_size, libc::lseek(0, 0, libc::SEEK_CUR).max(0))
+        (libc::lseek(sv.output, 0, libc::SEEK_CUR).max(0), libc::lseek(0, 0, libc::SEEK_CUR).max(0))
     };
     let mark = scheduler::buffer_mark();
     // SAFETY: the response buffer, used by this process only.

@@ -27,7 +27,7 @@ use shared_proto::explore_protocol::{Policy, RequestView, MAX_SCHEDULE};
 use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, OpRecord, BLOCKED_STEP, MAX_THREADS};
 use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::cell::UnsafeCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -65,7 +65,7 @@ struct LogicalThread {
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
     /// Thread-specific data (`pthread_setspecific`), by key.
-    specific: HashMap<u32, *mut c_void>,
+    specific: Vec<(u32, *mut c_void)>,
 }
 
 impl LogicalThread {
@@ -84,7 +84,7 @@ impl LogicalThread {
             children: 0,
             start,
             retval: std::ptr::null_mut(),
-            specific: HashMap::new(),
+            specific: Vec::new(),
         }
     }
 }
@@ -97,7 +97,8 @@ struct Scheduler {
     /// Pause at the decision of this step and serve continuations (a snapshot).
     snapshot_at: Option<u32>,
     step: u32,
-    owners: HashMap<u64, u32>,
+    /// Held mutexes and their owners (a handful at a time: a list beats a hash table here).
+    owners: Vec<(u64, u32)>,
     buffer: BufferWriter<'static>,
     tls: Option<StaticTls>,
     /// Set while a new thread runs to its first visible operation: its creator.
@@ -161,7 +162,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         schedule_len: c.schedule_len,
         snapshot_at: c.snapshot_at,
         step: 0,
-        owners: HashMap::new(),
+        owners: Vec::new(),
         buffer,
         tls,
         booting_parent: None,
@@ -249,11 +250,15 @@ pub fn record_signal(sig: c_int) {
 }
 
 impl Scheduler {
+    fn owner(&self, m: u64) -> Option<u32> {
+        self.owners.iter().find(|&&(x, _)| x == m).map(|&(_, t)| t)
+    }
+
     fn enabled(&self, t: usize) -> bool {
         let th = &self.threads[t];
         let Some(op) = th.pending.filter(|_| !th.finished) else { return false };
         match op.kind {
-            EventKind::Lock => !self.owners.contains_key(&op.addr),
+            EventKind::Lock => self.owner(op.addr).is_none(),
             EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished && !j.halted),
             _ => true,
         }
@@ -262,7 +267,7 @@ impl Scheduler {
     fn describe_wait(&self, t: usize) -> Option<String> {
         let op = self.threads[t].pending?;
         Some(match op.kind {
-            EventKind::Lock => match self.owners.get(&op.addr) {
+            EventKind::Lock => match self.owner(op.addr) {
                 Some(owner) => format!("T{t} waits for mutex {:#x} held by T{owner}", op.addr),
                 None => format!("T{t} waits for mutex {:#x}", op.addr),
             },
@@ -289,7 +294,16 @@ fn decide(me: usize) {
         return decide(me);
     }
     let next = with(|s| {
-        let enabled: Vec<usize> = (0..s.threads.len()).filter(|&t| s.enabled(t)).collect();
+        // On the stack, not the heap: a decision is made at every visible operation.
+        let mut enabled_buf = [0usize; MAX_THREADS];
+        let mut n = 0;
+        for t in 0..s.threads.len() {
+            if s.enabled(t) {
+                enabled_buf[n] = t;
+                n += 1;
+            }
+        }
+        let enabled = &enabled_buf[..n];
         if enabled.is_empty() {
             // For the verifier: what the blocked threads wait to do (a pseudo step).
             let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();
@@ -314,8 +328,12 @@ fn decide(me: usize) {
                 Policy::Default => enabled[0],
             },
         };
-        let ops: Vec<OpRecord> = enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")).collect();
-        if !s.buffer.step(chosen as u32, &ops) {
+        let first = s.threads[enabled[0]].pending.expect("enabled threads have one");
+        let mut ops_buf = [first; MAX_THREADS];
+        for (slot, &t) in ops_buf.iter_mut().zip(enabled) {
+            *slot = s.threads[t].pending.expect("enabled threads have one");
+        }
+        if !s.buffer.step(chosen as u32, &ops_buf[..n]) {
             return Ok(Ok(None));
         }
         s.step += 1;
@@ -447,7 +465,7 @@ pub fn key_delete(key: u32) -> c_int {
 }
 
 pub fn get_specific(key: u32) -> *mut c_void {
-    with(|s| s.threads[s.current].specific.get(&key).copied().unwrap_or(std::ptr::null_mut()))
+    with(|s| s.threads[s.current].specific.iter().find(|e| e.0 == key).map_or(std::ptr::null_mut(), |e| e.1))
 }
 
 pub fn set_specific(key: u32, value: *mut c_void) -> c_int {
@@ -456,7 +474,11 @@ pub fn set_specific(key: u32, value: *mut c_void) -> c_int {
             return libc::EINVAL;
         }
         let cur = s.current;
-        s.threads[cur].specific.insert(key, value);
+        let slot = &mut s.threads[cur].specific;
+        match slot.iter_mut().find(|e| e.0 == key) {
+            Some(e) => e.1 = value,
+            None => slot.push((key, value)),
+        }
         0
     })
 }
@@ -469,8 +491,9 @@ fn run_key_destructors() {
             let mut out = Vec::new();
             for (key, (live, dtor)) in s.keys.iter().enumerate() {
                 if let (true, Some(d)) = (live, dtor) {
-                    if let Some(v) = s.threads[cur].specific.insert(key as u32, std::ptr::null_mut()).filter(|v| !v.is_null()) {
-                        out.push((*d, v));
+                    let slot = s.threads[cur].specific.iter_mut().find(|e| e.0 == key as u32);
+                    if let Some(e) = slot.filter(|e| !e.1.is_null()) {
+                        out.push((*d, std::mem::replace(&mut e.1, std::ptr::null_mut())));
                     }
                 }
             }
@@ -524,19 +547,19 @@ fn mutex_op(kind: EventKind, m: u64, site: u64) {
 
 pub fn lock(m: u64, site: u64) -> c_int {
     mutex_op(EventKind::Lock, m, site);
-    with(|s| s.owners.insert(m, s.current as u32));
+    with(|s| s.owners.push((m, s.current as u32)));
     done();
     0
 }
 
 pub fn unlock(m: u64, site: u64) -> c_int {
     mutex_op(EventKind::Unlock, m, site);
-    let owned = with(|s| s.owners.get(&m) == Some(&(s.current as u32)));
+    let owned = with(|s| s.owner(m) == Some(s.current as u32));
     if !owned {
         // Unlocking a mutex one does not hold is undefined behaviour: a bug worth reporting.
         violation(ViolationKind::Abort, &format!("T{} unlocks mutex {m:#x}, which it does not hold", current()));
     }
-    with(|s| s.owners.remove(&m));
+    with(|s| s.owners.retain(|&(x, _)| x != m));
     done();
     0
 }
@@ -545,11 +568,11 @@ pub fn trylock(m: u64, site: u64) -> c_int {
     mutex_op(EventKind::TryLock, m, site);
     let got = with(|s| {
         let me = s.current as u32;
-        if s.owners.contains_key(&m) {
+        if s.owner(m).is_some() {
             s.threads[s.current].pending.as_mut().expect("granted").kind = EventKind::TryLockFail;
             false
         } else {
-            s.owners.insert(m, me);
+            s.owners.push((m, me));
             true
         }
     });
