@@ -308,17 +308,28 @@ fn chaos_runs_under_live_relaxation_respect_the_prefix() {
     assert!(runs >= 1000, "{runs}");
 }
 
+/// The demo's bank, small (4 tellers, 20 µs network): about 600 traces, with the bug.
+fn small_bank(d: &Path) -> PathBuf {
+    let src = repo().join("examples/bank.c").display().to_string();
+    irs_cc(d, &["-O2", "-pthread", "-DTELLERS=4", "-DNET_US=20", "-o", "bank", &src]).unwrap();
+    d.join("bank")
+}
+
+/// The trace of the default schedule (the verifier's first execution) of `prog`.
+fn default_trace(prog: &Path, out: &Path) {
+    let o = run(Command::new(irs()).args(["replay", "--schedule-default", "--trace-out"]).arg(out).arg("--").arg(prog), None, T).unwrap();
+    assert!(o.status.success(), "{}{}", o.stdout, o.stderr);
+}
+
 /// The checks above are not vacuous: chaos without a prefix exposes the bank's bug, and runs
 /// without a prefix break the histories of the first execution's prefix.
 #[test]
 fn without_irs_the_stress_program_fails_and_breaks_the_prefix() {
     use shared_proto::prefix_segment::PrefixView;
     let d = scratch("irs_service/no_irs");
-    let src = repo().join("examples/bank.c").display().to_string();
-    irs_cc(&d, &["-O2", "-pthread", "-DTELLERS=4", "-DNET_US=20", "-o", "bank", &src]).unwrap();
-    let prog = d.join("bank");
+    let prog = small_bank(&d);
     let trace_path = d.join("run.trace");
-    assert!(run(Command::new(irs()).args(["replay", "--schedule-default", "--trace-out"]).arg(&trace_path).arg("--").arg(&prog), None, T).unwrap().status.success());
+    default_trace(&prog, &trace_path);
     let mut views = Vec::new();
     for (file, keep) in [("full.prefix", None), ("part.prefix", Some("8"))] {
         let mut cmd = Command::new(irs());
@@ -352,9 +363,7 @@ fn without_irs_the_stress_program_fails_and_breaks_the_prefix() {
 #[test]
 fn cutoffs_adopted_mid_run_keep_the_verified_histories() {
     let d = scratch("irs_service/mid_run");
-    let src = repo().join("examples/bank.c").display().to_string();
-    irs_cc(&d, &["-O2", "-pthread", "-DTELLERS=4", "-DNET_US=20", "-o", "bank", &src]).unwrap();
-    let prog = d.join("bank");
+    let prog = small_bank(&d);
     let id = irs::service::program_id(&prog.display().to_string(), &[]).unwrap();
     irs::service::reset(id);
     let _reset = Reset(id);
@@ -365,7 +374,7 @@ fn cutoffs_adopted_mid_run_keep_the_verified_histories() {
     assert!(cuts.len() >= 5, "{j}");
     // The verifier's first execution is the default schedule's: the same table, fresh.
     let trace = d.join("first.trace");
-    assert!(run(Command::new(irs()).args(["replay", "--schedule-default", "--trace-out"]).arg(&trace).arg("--").arg(&prog), None, T).unwrap().status.success());
+    default_trace(&prog, &trace);
     let full = d.join("full.prefix");
     assert!(run(Command::new(irs()).args(["constrain", "--trace"]).arg(&trace).arg("--out").arg(&full), None, T).unwrap().status.success());
     let segment = shared_proto::prefix_segment::segment_path(id);
