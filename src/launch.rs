@@ -32,13 +32,19 @@ pub fn run(program: &str, args: &[String], env: &[(&str, &std::ffi::OsStr)]) -> 
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().map_err(|source| LaunchError::Spawn { program: program.to_string(), source })?;
+    let child = cmd.spawn().map_err(|source| LaunchError::Spawn { program: program.to_string(), source })?;
+    wait_for(child).map_err(|source| LaunchError::Spawn { program: program.to_string(), source })
+}
+
+/// Wait for a program started with the terminal's stdin: Ctrl-C reaches it (it ends its own
+/// way) while this process ignores it.
+pub fn wait_for(mut child: std::process::Child) -> std::io::Result<ExitStatus> {
     // SAFETY: ignoring SIGINT in this process only while we wait; restored right after.
     let old = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     let status = child.wait();
     // SAFETY: restoring the previous disposition.
     unsafe { libc::signal(libc::SIGINT, old) };
-    status.map_err(|source| LaunchError::Spawn { program: program.to_string(), source })
+    status
 }
 
 /// The exit code a wrapper reports for `status`: the program's own, or 128 + the signal.

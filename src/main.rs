@@ -34,7 +34,10 @@ enum Command {
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
-    /// The main job on a bundled example: instrument, run, record, show the trace.
+    /// IRS end to end on a bundled example with a schedule-dependent bug: build it, run it
+    /// over and over under IRS while its verifier works, next to the plain build; show the
+    /// prefix shrinking, the bug found and replayed, no run under IRS failing; then the fixed
+    /// program. Writes a plot (irs-demo.svg) of run time against wall time.
     Demo {
         /// Where to put the example and its outputs.
         #[arg(long, default_value = "target/irs-demo")]
@@ -552,7 +555,7 @@ fn main() -> ExitCode {
                 args,
                 &opts,
                 |a| match a {
-                    irs::service::Attach::Started => eprintln!("irs: started the background verifier of {program}"),
+                    irs::service::Attach::Started(_) => eprintln!("irs: started the background verifier of {program}"),
                     irs::service::Attach::Attached(irs::service::Status::Finished(s)) => {
                         eprintln!("irs: verification of {program} has finished ({})", s.verdict.as_deref().unwrap_or("?"))
                     }

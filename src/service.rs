@@ -111,19 +111,77 @@ pub fn status(id: ProgramId) -> Status {
     }
 }
 
-/// The latest published prefix of the program, if its segment exists and is valid.
-pub fn published_constraints(id: ProgramId) -> Option<usize> {
+/// The prefix in force for a program: how many cutoffs its segment's log holds, the latest one,
+/// and the constraints within it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InForce {
+    pub published: usize,
+    pub cut: Vec<u32>,
+    pub constraints: usize,
+}
+
+/// The program's latest published prefix, if its segment exists and is valid.
+pub fn in_force(id: ProgramId) -> Option<InForce> {
     let bytes = std::fs::read(prefix_segment::segment_path(id)).ok()?;
     let v = PrefixView::parse(&bytes, Some(id)).ok()?;
-    Some(v.constraints_within(&v.cutoff(v.published() - 1)))
+    let cut = v.cutoff(v.published() - 1);
+    Some(InForce { published: v.published(), constraints: v.constraints_within(&cut), cut })
+}
+
+/// Constraints in the latest published prefix of the program, if its segment exists and is valid.
+pub fn published_constraints(id: ProgramId) -> Option<usize> {
+    in_force(id).map(|p| p.constraints)
+}
+
+/// Where the background verifier of a program writes the schedules of the bugs it finds.
+pub fn bugs_dir(id: ProgramId) -> PathBuf {
+    std::env::temp_dir().join(format!("irs-{id}.bugs"))
+}
+
+/// Kill a verifier that [`read_state`] says runs, if its process is still one of ours running
+/// `irs verify --publish` (a recycled pid is left alone), and reap it if it is our child.
+pub fn stop_verifier(state: &VerifierState) {
+    if !alive(state.pid) {
+        return;
+    }
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", state.pid)).unwrap_or_default();
+    let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+    if !(args.contains(&&b"verify"[..]) && args.contains(&&b"--publish"[..])) {
+        return;
+    }
+    // SAFETY: signals a process we just identified as a verifier of this user's program (the
+    // kill fails for other users' processes); waitpid with WNOHANG only reaps it if it is our
+    // child and has ended, and fails harmlessly otherwise.
+    unsafe {
+        libc::kill(state.pid as i32, libc::SIGKILL);
+        let started = Instant::now();
+        while alive(state.pid) && started.elapsed() < Duration::from_secs(2) {
+            libc::waitpid(state.pid as i32, std::ptr::null_mut(), libc::WNOHANG);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        libc::waitpid(state.pid as i32, std::ptr::null_mut(), libc::WNOHANG);
+    }
+}
+
+/// Forget the program's verification: stop its verifier if one runs, and remove its segment,
+/// its state, the verifier's log and its bug schedules. The next `irs run` starts from the
+/// first prefix again.
+pub fn reset(id: ProgramId) {
+    if let Some(s) = read_state(id) {
+        stop_verifier(&s);
+    }
+    let _ = std::fs::remove_file(prefix_segment::segment_path(id));
+    let _ = std::fs::remove_file(state_path(id));
+    let _ = std::fs::remove_file(log_path(id));
+    let _ = std::fs::remove_dir_all(bugs_dir(id));
 }
 
 /// Start the background verifier of `program ARGS` unless one is running (or has finished):
-/// `irs verify --publish --status-file …`, detached, its output in [`log_path`]. Returns
-/// whether one was started.
-pub fn ensure_verifier(id: ProgramId, program: &str, args: &[String]) -> Result<bool, ServiceError> {
+/// `irs verify --publish --status-file …`, detached, its output in [`log_path`], bug schedules
+/// in [`bugs_dir`]. Returns the process id of the verifier it started, if it started one.
+pub fn ensure_verifier(id: ProgramId, program: &str, args: &[String]) -> Result<Option<u32>, ServiceError> {
     match status(id) {
-        Status::Running(_) | Status::Finished(_) => return Ok(false),
+        Status::Running(_) | Status::Finished(_) => return Ok(None),
         Status::None | Status::Stale(_) => {}
     }
     let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
@@ -131,7 +189,7 @@ pub fn ensure_verifier(id: ProgramId, program: &str, args: &[String]) -> Result<
     let irs = std::env::current_exe().map_err(ServiceError::Spawn)?;
     let log = std::fs::File::create(log_path(id)).map_err(ServiceError::Spawn)?;
     let err = log.try_clone().map_err(ServiceError::Spawn)?;
-    let bugs = std::env::temp_dir().join(format!("irs-{id}.bugs"));
+    let bugs = bugs_dir(id);
     let _ = std::fs::create_dir_all(&bugs);
     let mut cmd = std::process::Command::new(irs);
     cmd.args(["verify", "--publish", "--status-file"])
@@ -152,8 +210,8 @@ pub fn ensure_verifier(id: ProgramId, program: &str, args: &[String]) -> Result<
             Ok(())
         });
     }
-    cmd.spawn().map_err(ServiceError::Spawn)?;
-    Ok(true)
+    let child = cmd.spawn().map_err(ServiceError::Spawn)?;
+    Ok(Some(child.id()))
 }
 
 /// Wait until the program's segment holds a prefix (or the verifier gave up).
@@ -199,13 +257,92 @@ pub struct RunReport {
     pub micros: u64,
     /// Constraints in force when the run started; `None`: unverified run.
     pub constraints: Option<usize>,
+    /// Cutoffs published when the run started (the one in force is the last of them).
+    pub published: Option<usize>,
     pub state: Option<VerifierState>,
 }
 
 /// What `irs run` did before the runs: started a verifier, or attached to one.
 pub enum Attach {
-    Started,
+    /// Started a verifier, with this process id.
+    Started(u32),
     Attached(Status),
+}
+
+/// A program running under IRS: its verifier started or attached to, its first prefix there
+/// (unless `no_wait`); each [`Session::run`] runs it once under the latest prefix.
+pub struct Session {
+    pub id: ProgramId,
+    exe: PathBuf,
+    args: Vec<String>,
+    opts: RunOptions,
+    verified: bool,
+}
+
+impl Session {
+    /// Make sure the program's verifier runs and (unless `no_wait`) wait for its first prefix.
+    pub fn attach(program: &str, args: &[String], opts: &RunOptions, mut attached: impl FnMut(&Attach)) -> Result<Session, ServiceError> {
+        let id = program_id(program, args)?;
+        match ensure_verifier(id, program, args)? {
+            Some(pid) => attached(&Attach::Started(pid)),
+            None => attached(&Attach::Attached(status(id))),
+        }
+        let verified = if opts.no_wait {
+            published_constraints(id).is_some()
+        } else {
+            wait_for_prefix(id, program, opts.wait_limit)?;
+            true
+        };
+        let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
+        Ok(Session { id, exe, args: args.to_vec(), opts: opts.clone(), verified })
+    }
+
+    /// The command for one run under the latest prefix (or unverified, before the first one),
+    /// and that prefix.
+    fn command(&self) -> (std::process::Command, Option<InForce>) {
+        let prefix = if self.verified || published_constraints(self.id).is_some() { in_force(self.id) } else { None };
+        let mut cmd = std::process::Command::new(&self.exe);
+        cmd.args(&self.args);
+        if prefix.is_some() {
+            cmd.env("IRS_MODE", "enforce").env("IRS_PREFIX", "installed").env("IRS_DIVERGENCE", &self.opts.divergence);
+        }
+        if self.opts.chaos {
+            cmd.env("IRS_CHAOS", "1");
+        }
+        (cmd, prefix)
+    }
+
+    fn report(&self, index: u64, status: std::process::ExitStatus, started: Instant, prefix: Option<InForce>) -> RunReport {
+        RunReport {
+            index,
+            status,
+            micros: started.elapsed().as_micros() as u64,
+            constraints: prefix.as_ref().map(|p| p.constraints),
+            published: prefix.map(|p| p.published),
+            state: read_state(self.id),
+        }
+    }
+
+    fn spawn_err(&self, source: std::io::Error) -> ServiceError {
+        ReplayError::from(crate::launch::LaunchError::Spawn { program: self.exe.display().to_string(), source }).into()
+    }
+
+    /// Run the program once with its own stdin, stdout and stderr (Ctrl-C reaches it).
+    pub fn run(&self, index: u64) -> Result<RunReport, ServiceError> {
+        let (mut cmd, prefix) = self.command();
+        let started = Instant::now();
+        let status = crate::launch::wait_for(cmd.spawn().map_err(|e| self.spawn_err(e))?).map_err(|e| self.spawn_err(e))?;
+        Ok(self.report(index, status, started, prefix))
+    }
+
+    /// Run the program once with no input, capturing what it prints.
+    pub fn run_captured(&self, index: u64) -> Result<(RunReport, std::process::Output), ServiceError> {
+        let (mut cmd, prefix) = self.command();
+        cmd.stdin(std::process::Stdio::null());
+        let started = Instant::now();
+        let out = cmd.output().map_err(|e| self.spawn_err(e))?;
+        Ok((self.report(index, out.status, started, prefix), out))
+    }
 }
 
 /// `irs run -- prog ARGS` without a prefix: make sure the program's verifier runs, wait for
@@ -214,37 +351,16 @@ pub fn run_under_irs(
     program: &str,
     args: &[String],
     opts: &RunOptions,
-    mut attached: impl FnMut(&Attach),
+    attached: impl FnMut(&Attach),
     mut each: impl FnMut(&RunReport),
 ) -> Result<Vec<RunReport>, ServiceError> {
-    let id = program_id(program, args)?;
-    if ensure_verifier(id, program, args)? {
-        attached(&Attach::Started);
-    } else {
-        attached(&Attach::Attached(status(id)));
-    }
-    let verified = if opts.no_wait {
-        published_constraints(id).is_some()
-    } else {
-        wait_for_prefix(id, program, opts.wait_limit)?;
-        true
-    };
+    let session = Session::attach(program, args, opts, attached)?;
     let mut out = Vec::new();
     for index in 0..opts.repeat {
         if index > 0 && !opts.every.is_zero() {
             std::thread::sleep(opts.every);
         }
-        let constraints = if verified || published_constraints(id).is_some() { published_constraints(id) } else { None };
-        let mut env: Vec<(&str, &std::ffi::OsStr)> = Vec::new();
-        if constraints.is_some() {
-            env.extend([("IRS_MODE", "enforce".as_ref()), ("IRS_PREFIX", "installed".as_ref()), ("IRS_DIVERGENCE", opts.divergence.as_ref())]);
-        }
-        if opts.chaos {
-            env.push(("IRS_CHAOS", "1".as_ref()));
-        }
-        let started = Instant::now();
-        let status = crate::launch::run(program, args, &env).map_err(ReplayError::from)?;
-        let report = RunReport { index, status, micros: started.elapsed().as_micros() as u64, constraints, state: read_state(id) };
+        let report = session.run(index)?;
         each(&report);
         out.push(report);
     }

@@ -1,5 +1,6 @@
-//! A small line plot as SVG (for `irs bench overhead`): one polyline per series, axes with
-//! ticks, a legend. No plotting crate needed for this much.
+//! A small line plot as SVG (for `irs bench overhead` and `irs demo`): one polyline per series,
+//! axes with ticks, a legend, and optional labelled vertical markers. No plotting crate needed
+//! for this much.
 
 use std::fmt::Write;
 
@@ -21,10 +22,21 @@ fn nice_ticks(max: f64) -> Vec<f64> {
     (0..).map(|i| i as f64 * step).take_while(|v| *v <= max * 1.0001 + step).collect()
 }
 
+/// A labelled vertical line at `x` (an event on the x axis, such as "bug found").
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
 /// An SVG document: `title`, axis labels, the series.
 pub fn line_plot(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    line_plot_marked(title, x_label, y_label, series, &[])
+}
+
+/// [`line_plot`] with vertical markers, each labelled at the top of the plot.
+pub fn line_plot_marked(title: &str, x_label: &str, y_label: &str, series: &[Series], markers: &[Marker]) -> String {
     let (w, h, left, right, top, bottom) = (820.0, 500.0, 70.0, 220.0, 40.0, 50.0);
-    let max_x = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0f64, f64::max);
+    let max_x = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).chain(markers.iter().map(|m| m.x)).fold(1.0f64, f64::max);
     let min_y = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0f64, f64::min);
     let max_y = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(1.0f64, f64::max);
     let yt = nice_ticks(max_y);
@@ -48,6 +60,10 @@ pub fn line_plot(title: &str, x_label: &str, y_label: &str, series: &[Series]) -
     let _ = writeln!(s, r#"<line x1="{left}" x2="{left}" y1="{top}" y2="{}" stroke="black"/><line x1="{left}" x2="{}" y1="{}" y2="{}" stroke="black"/>"#, h - bottom, w - right, py(0.0), py(0.0));
     let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, (w - right + left) / 2.0, h - 10.0, esc(x_label));
     let _ = writeln!(s, r#"<text transform="translate(18,{}) rotate(-90)" text-anchor="middle">{}</text>"#, (h - bottom + top) / 2.0, esc(y_label));
+    for (i, m) in markers.iter().enumerate() {
+        let (xx, y2, ty) = (px(m.x), h - bottom, top + 12.0 + (i % 3) as f64 * 13.0);
+        let _ = writeln!(s, r##"<line x1="{xx:.1}" x2="{xx:.1}" y1="{top}" y2="{y2}" stroke="#555" stroke-dasharray="4,3"/><text x="{:.1}" y="{ty}" font-size="11">{}</text>"##, xx + 3.0, esc(&m.label));
+    }
     for (i, se) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
         let mut pts = se.points.clone();
@@ -76,5 +92,7 @@ mod tests {
         let svg = line_plot("t", "x", "y", &[Series { name: "a<b".into(), points: vec![(0.0, 1.0), (4.0, 10.0)] }]);
         assert!(svg.starts_with("<svg") && svg.contains("<polyline") && svg.contains("a&lt;b"));
         assert_eq!(nice_ticks(9.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let marked = line_plot_marked("t", "x", "y", &[], &[Marker { x: 3.0, label: "bug & found".into() }]);
+        assert!(marked.contains("stroke-dasharray") && marked.contains("bug &amp; found") && marked.ends_with("</svg>\n"));
     }
 }

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <time.h>
 
+#ifndef NTHREADS
 #define NTHREADS 15
+#endif
 #define MSGS 4
 #define SIZE 128
 

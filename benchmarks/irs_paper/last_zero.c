@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <time.h>
 
+#ifndef N
 #define N 15
+#endif
 
 int array[N + 1];
 int last_zero;

@@ -3,13 +3,59 @@
 //! table has; rule 2, every event outside the cutoff comes after every event inside it (the
 //! barrier). Threads of the run are matched to threads of the prefix by identity (creator and
 //! creation index), as the runtime matches them.
+//!
+//! A run during which a smaller cutoff was published may adopt it thread by thread, so the
+//! barrier of neither cutoff need hold. What DESIGN §4 promises then is that the run contains
+//! the smallest cutoff it adopted with the same histories: [`check_histories`] checks rule 1
+//! for it, and that no event outside it that is dependent on an event inside it ran first.
 
+use crate::dependence::{objects_of, ObjectKey};
 use crate::ids::ThreadId;
 use crate::prefix_segment::PrefixView;
 use crate::trace::Trace;
 use std::collections::HashMap;
 
+/// Rules 1 and 2 for a run that used `cut` from start to end.
 pub fn check(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(), String> {
+    let in_prefix = rule_1(trace, view, cut)?;
+    let last_prefix_event = (0..trace.events.len()).rev().find(|&i| in_prefix[i]);
+    if let Some(last) = last_prefix_event {
+        if let Some((i, e)) = trace.events.iter().enumerate().find(|(i, _)| *i < last && !in_prefix[*i]) {
+            return Err(format!("rule 2: T{}#{} (event {i}) is outside the prefix but ran before its end (event {last})", e.tid.0, e.k));
+        }
+    }
+    Ok(())
+}
+
+/// For a run that may have adopted `cut` (a cutoff no larger than any it used) while it ran:
+/// rule 1 for `cut`, and no event outside `cut` ran before an event inside it that it is
+/// dependent on (shares an object with), so the events inside have their verified histories.
+pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(), String> {
+    let in_prefix = rule_1(trace, view, cut)?;
+    // Objects touched so far by events outside the prefix, with the first such event.
+    let mut touched: HashMap<ObjectKey, usize> = HashMap::new();
+    for (i, e) in trace.events.iter().enumerate() {
+        let objects = objects_of(e);
+        if in_prefix[i] {
+            if let Some((o, j)) = objects.iter().find_map(|o| touched.get(o).map(|j| (o, *j))) {
+                let x = &trace.events[j];
+                return Err(format!(
+                    "T{}#{} (event {i}) is inside the prefix but T{}#{} (event {j}), outside it, touched its object {o:?} first",
+                    e.tid.0, e.k, x.tid.0, x.k
+                ));
+            }
+        } else {
+            for o in objects {
+                touched.entry(o).or_insert(i);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rule 1: every event inside `cut` is at the table's site and ran after every event it
+/// requires. Returns, per event of the trace, whether it is inside the cutoff.
+fn rule_1(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<Vec<bool>, String> {
     // Run thread -> prefix thread.
     let mut by_identity: HashMap<(u32, u32), u32> = HashMap::new();
     for p in 1..view.threads() as u32 {
@@ -38,13 +84,13 @@ pub fn check(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(), String
         pos[e.tid.index()].push(i);
     }
     let in_prefix = |r: usize, k: u32| to_prefix[r].is_some_and(|p| k < cut[p as usize]);
-    let mut last_prefix_event: Option<usize> = None;
+    let mut inside = Vec::with_capacity(trace.events.len());
     for (i, e) in trace.events.iter().enumerate() {
         let r = e.tid.index();
+        inside.push(in_prefix(r, e.k));
         if !in_prefix(r, e.k) {
             continue;
         }
-        last_prefix_event = Some(i);
         let p = to_prefix[r].expect("in the prefix");
         let (site, reqs) = view.row(ThreadId(p), e.k);
         if site != e.site {
@@ -58,10 +104,5 @@ pub fn check(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(), String
             }
         }
     }
-    if let Some(last) = last_prefix_event {
-        if let Some((i, e)) = trace.events.iter().enumerate().find(|(i, e)| *i < last && !in_prefix(e.tid.index(), e.k)) {
-            return Err(format!("rule 2: T{}#{} (event {i}) is outside the prefix but ran before its end (event {last})", e.tid.0, e.k));
-        }
-    }
-    Ok(())
+    Ok(inside)
 }
