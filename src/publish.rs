@@ -100,7 +100,9 @@ impl Publisher {
     }
 
     /// The first `steps` steps of the first execution are safe: publish their cutoff when it
-    /// frees at least one constraint (and always the zero vector).
+    /// frees at least one constraint, and always the zero vector. A smaller cutoff that frees no
+    /// constraint still lets threads past the barrier (rule 2) sooner: it is published too, as
+    /// long as the log keeps room for every constraint-freeing cutoff that may follow.
     pub fn safe(&mut self, steps: usize, traces: u64) {
         let (Some((trace, table)), Some(path), None) = (&self.first, &self.segment, &self.error) else { return };
         let events = trace.steps.get(steps).map_or(trace.events.len(), |s| s.first_event as usize);
@@ -117,7 +119,10 @@ impl Publisher {
             return;
         }
         let zero = cut.iter().all(|&c| c == 0);
-        if constraints >= last.constraints && !(zero && last.cut.iter().any(|&c| c > 0)) {
+        let frees = constraints < last.constraints || (zero && last.cut.iter().any(|&c| c > 0));
+        // Room kept: one entry per constraint that may still be freed, and the zero vector.
+        let room = self.log.len() + constraints + 2 < LOG_CAPACITY;
+        if !frees && (cut == last.cut || !room) {
             return;
         }
         match constrain::relax(path, &cut) {

@@ -153,3 +153,34 @@ int main(void) {
     assert!(cuts(&p).last().unwrap().iter().any(|&c| c > 0), "{}", p.json);
     assert_eq!(chaos_failures(&prog, 200, true), 0, "a run under the published prefix failed");
 }
+
+/// An execution that does not end (here: a thread spinning on a flag another thread never sets
+/// in some schedules reaches the event limit) leaves its subtree unexplored beyond it: no prefix
+/// above it is proven safe, so the empty prefix is never published, whatever else is found.
+#[test]
+fn an_execution_that_does_not_end_stops_publishing() {
+    let d = scratch("publish/spin");
+    let prog = build(
+        &d,
+        "spin",
+        r#"
+#include <pthread.h>
+volatile int flag, turn;
+void *waiter(void *a) { while (!flag) {} return 0; }
+void *setter(void *a) { if (turn == 0) flag = 1; return 0; }
+int main(void) {
+  pthread_t w, s;
+  pthread_create(&s, 0, setter, 0);
+  pthread_create(&w, 0, waiter, 0);
+  turn = 1;
+  pthread_join(s, 0);
+  flag = 1;
+  pthread_join(w, 0);
+  return 0;
+}
+"#,
+    );
+    let p = publish(&d, &prog);
+    assert_eq!(p.json["verdict"], "incomplete", "{}", p.json);
+    assert!(cuts(&p).last().unwrap().iter().any(|&c| c > 0), "a prefix above an unended execution stays: {}", p.json);
+}

@@ -83,7 +83,7 @@ pub trait Hooks {
     /// Every maximal configuration that contains the first `steps` steps of the first execution
     /// has been explored, and no bug was found: that prefix is safe. Called with ever smaller
     /// `steps`, down to 0 when the exploration completes without a bug, and never again once a
-    /// bug is found.
+    /// bug or an execution that did not end (time or event limit) is found.
     fn safe_prefix(&mut self, _steps: usize, _stats: &Stats) {}
 }
 
@@ -287,8 +287,10 @@ impl<'a> Verifier<'a> {
                 // `Explore(C_i, ...)` returned. On the leftmost branch (D = ∅ there) every
                 // maximal configuration containing C_i has been explored, all of them since the
                 // first run: C_i is safe if no bug was found yet (DESIGN §8, publishing).
+                // An execution that did not end (time or event limit) leaves its subtree
+                // unexplored beyond it: nothing above it is proven safe either.
                 let i = self.path.len();
-                if leftmost.is_some_and(|b| i < b) && self.bugs.is_empty() {
+                if leftmost.is_some_and(|b| i < b) && self.bugs.is_empty() && self.nonterminating.is_empty() {
                     leftmost = Some(i);
                     self.refresh_stats();
                     hooks.safe_prefix(i, &self.stats);
