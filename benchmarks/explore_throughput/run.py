@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Executor throughput (issue 3): executions per second of `irs explore --random` on three
 program shapes, median of repeated runs, with the per-execution split the executor measures
-(fork call, rest of the execution's process, transfer = request + response + decoding).
+(fork call, the execution's run, transfer = request + response + decoding). Each program is
+measured in the persistent worker and with a process per execution (`--fork-each`), the two
+alternating run by run, so that their ratio is measured side by side.
 
 Standard library only. Run from the repository root after `cargo build --release --workspace`.
 """
@@ -36,30 +38,35 @@ def main():
                 r = subprocess.run([a.irs, "cc", "-O2", "-o", str(exe), str(HERE / f"{p}.c")], capture_output=True, text=True)
                 if r.returncode != 0:
                     sys.exit(f"error: building {p}: {r.stderr.strip().splitlines()[-1:]}")
-            rates, splits = [], []
             extra = ["--snapshot-at", str(snap)] if snap is not None else []
+            modes = {"persistent worker": [], "fork per execution": ["--fork-each"]}
+            rates = {m: [] for m in modes}
+            splits = {m: [] for m in modes}
             for i in range(a.repeats):
-                r = subprocess.run([a.irs, "explore", "--random", str(a.executions), "--seed", str(i + 1), *extra, "--", str(exe)], capture_output=True, text=True)
-                m = LINE.match(r.stdout)
-                if r.returncode != 0 or not m:
-                    sys.exit(f"error: {p}: {r.stdout.strip()[:200]} {r.stderr.strip()[:200]}")
-                rates.append(int(m.group(3)))
-                splits.append(tuple(float(m.group(k)) for k in (4, 5, 6)))
-            med = statistics.median(rates)
-            split = tuple(statistics.median(s[k] for s in splits) for k in range(3))
+                for mode, flag in modes.items():
+                    r = subprocess.run([a.irs, "explore", "--random", str(a.executions), "--seed", str(i + 1), *extra, *flag, "--", str(exe)], capture_output=True, text=True)
+                    m = LINE.match(r.stdout)
+                    if r.returncode != 0 or not m:
+                        sys.exit(f"error: {p}: {r.stdout.strip()[:200]} {r.stderr.strip()[:200]}")
+                    rates[mode].append(int(m.group(3)))
+                    splits[mode].append(tuple(float(m.group(k)) for k in (4, 5, 6)))
             label = p if snap is None else f"{p}, from a snapshot at step {snap}"
-            rows.append((label, med, min(rates), max(rates), split))
-            print(f"{label}: median {med:.0f}/s (fork {split[0]:.1f} µs, run {split[1]:.1f} µs, transfer {split[2]:.1f} µs)")
+            for mode in modes:
+                med = statistics.median(rates[mode])
+                split = tuple(statistics.median(s[k] for s in splits[mode]) for k in range(3))
+                rows.append((label, mode, med, min(rates[mode]), max(rates[mode]), split))
+                print(f"{label} ({mode}): median {med:.0f}/s (fork {split[0]:.1f} µs, run {split[1]:.1f} µs, transfer {split[2]:.1f} µs)")
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     cmd = "python3 benchmarks/explore_throughput/run.py" + ("" if a.executions == 3000 and a.repeats == 5 else f" --executions {a.executions} --repeats {a.repeats}")
     with open(a.out, "w") as f:
         f.write("# Executor throughput (controlled executions per second)\n\n")
         f.write(f"- Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC\n- Command: `{cmd}`\n")
         f.write(f"- Machine: nproc={os.cpu_count()}, CPU: {cpu}, load before: {os.getloadavg()[0]:.2f}\n")
-        f.write(f"- Each figure: `irs explore --random {a.executions}` (random schedules from `main`, or with `--snapshot-at K` from a snapshot of the default execution after K steps), median of {a.repeats} runs\n\n")
-        f.write("| program | executions/s (median) | min | max | fork µs | run µs | transfer µs |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-        for p, med, lo, hi, s in rows:
-            f.write(f"| {p} | {med:.0f} | {lo} | {hi} | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} |\n")
+        f.write(f"- Each figure: `irs explore --random {a.executions}` (random schedules from `main`, or with `--snapshot-at K` from a snapshot of the default execution after K steps), median of {a.repeats} runs; the persistent worker (default) and `--fork-each` (a process per execution) alternate run by run\n")
+        f.write("- Snapshots always fork: a run from a snapshot is a process forked from the paused execution in both modes\n\n")
+        f.write("| program | executor | executions/s (median) | min | max | fork µs | run µs | transfer µs |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+        for p, mode, med, lo, hi, s in rows:
+            f.write(f"| {p} | {mode} | {med:.0f} | {lo} | {hi} | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} |\n")
     print(f"wrote {a.out}")
 
 if __name__ == "__main__":
