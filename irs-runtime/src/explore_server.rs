@@ -302,7 +302,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         }
     };
     loop {
-        spin_until_readable(sv.ctl_in, REQUEST_SPIN_MICROS);
+        proto::spin_until_readable(sv.ctl_in, REQUEST_SPIN);
         let n = match proto::read_frame_into(&mut *input, req_buf) {
             Ok(n) => n,
             Err(_) => leave(level),
@@ -400,20 +400,10 @@ fn read_output(out_buf: &mut [u8]) -> usize {
 }
 
 /// How long a serving loop polls for the next request before it sleeps in `read`: the verifier
-/// decides the next execution in about 100 µs, and a process asleep on a pipe takes tens of µs
-/// to wake on this VM (the idle CPU is woken first). Long enough to catch the next request most
-/// of the time, short enough not to hold a second core when the verifier is busy elsewhere.
-const REQUEST_SPIN_MICROS: u64 = 200;
-
-/// Poll `fd` until it is readable or `micros` have passed (then the caller's read sleeps).
-fn spin_until_readable(fd: c_int, micros: u64) {
-    let started = Instant::now();
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    // SAFETY: polling our own descriptor with a zero timeout.
-    while unsafe { libc::poll(&mut p, 1, 0) } == 0 && (started.elapsed().as_micros() as u64) < micros {
-        std::hint::spin_loop();
-    }
-}
+/// decides the next execution in about 100 µs (see `explore_protocol::spin_until_readable`).
+/// Long enough to catch the next request most of the time, short enough not to hold a second
+/// core while the verifier is busy elsewhere.
+const REQUEST_SPIN: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// Arm (or, with 0, disarm) the time limit of a persistent execution: `SIGALRM`, whose default
 /// action ends the worker, which the server then reports as a time-out.

@@ -127,20 +127,9 @@ pub struct Executor {
     response: Vec<u8>,
 }
 
-/// How long the executor polls for a response before it sleeps in `read`. A small program's
-/// execution takes tens of µs; a thread that sleeps on a pipe is woken tens of µs later again
-/// on this VM (its idle CPU has to be woken first), which doubled the cost of an execution.
+/// How long the executor polls for a response before it sleeps in `read` (a small program's
+/// execution takes tens of µs; see `explore_protocol::spin_until_readable`).
 const RESPONSE_SPIN: Duration = Duration::from_micros(500);
-
-/// Poll `fd` until it is readable or `limit` has passed (then the caller's read sleeps).
-fn spin_until_readable(fd: i32, limit: Duration) {
-    let started = std::time::Instant::now();
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    // SAFETY: polling our own descriptor with a zero timeout.
-    while unsafe { libc::poll(&mut p, 1, 0) } == 0 && started.elapsed() < limit {
-        std::hint::spin_loop();
-    }
-}
 
 fn memfd(name: &std::ffi::CStr, bytes: usize) -> Result<File, ExecError> {
     // SAFETY: creating a new anonymous file; ownership goes to the returned File.
@@ -332,7 +321,7 @@ impl Executor {
         };
         let to_server = self.to_server.as_mut().expect("open until drop");
         to_server.write_all(&proto::encode_request(&req)).map_err(|e| lost(e.into(), &self.program))?;
-        spin_until_readable(self.from_server.as_raw_fd(), RESPONSE_SPIN);
+        proto::spin_until_readable(self.from_server.as_raw_fd(), RESPONSE_SPIN);
         let n = proto::read_frame_into(&mut self.from_server, &mut self.response).map_err(|e| lost(e, &self.program))?;
         let resp: Response = proto::decode_response(&self.response[..n])
             .ok_or_else(|| lost(proto::ProtocolError::Malformed("response".into()), &self.program))?;
