@@ -36,7 +36,7 @@ use std::fs::File;
 use std::io::Write;
 use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 type UserMain = extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
@@ -151,26 +151,44 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
     // their own that `malloc` would make for large blocks.
     // SAFETY: an allocator setting, before any execution.
     unsafe { libc::mallopt(libc::M_MMAP_MAX, 0) };
-    if std::env::var_os(proto::ENV_FORK_EACH).is_none() {
-        supervise();
+    if std::env::var_os(proto::ENV_FORK_EACH).is_some() {
+        FORK_EACH.store(true, Ordering::Relaxed);
+    } else {
+        supervise(Level::Root);
     }
     match serve_loop(Level::Root, None) {
         Continue::Execution(c) => run_forked(c),
     }
 }
 
+/// `IRS_EXPLORE_FORK`: a process per execution, at every level. Relaxed: set once, before any
+/// fork.
+static FORK_EACH: AtomicBool = AtomicBool::new(false);
+
 /// Where a serving loop runs.
 #[derive(Clone, Copy)]
 enum Level {
-    /// The fork server: children start from `main`.
+    /// The fork server: executions start from `main`.
     Root,
-    /// A paused execution: children continue it from here.
-    Snapshot { mark: Mark, output_len: i64, stdin_offset: i64 },
+    /// The `level`-th nested paused execution: executions continue it from here. Its serving
+    /// loop runs on the host stack of its level, beside the execution's fibers.
+    Snapshot { level: usize, mark: Mark, output_len: i64, stdin_offset: i64 },
 }
 
-/// What a forked child of a serving loop does. Its schedule is in [`scheduler::SCHEDULE`]:
-/// not on the heap, whose layout every execution of a schedule must share (from `main` or from
-/// a snapshot alike).
+impl Level {
+    /// Leave the process (when the executor closes the channel, or releases this level).
+    fn leave(self) -> ! {
+        match self {
+            Level::Root => std::process::exit(0),
+            // SAFETY: a paused execution ends without running the program's exit handlers.
+            Level::Snapshot { .. } => unsafe { libc::_exit(0) },
+        }
+    }
+}
+
+/// What an execution does from where it starts (`main` or a pause). Its schedule is in
+/// [`scheduler::SCHEDULE`]: not on the heap, whose layout every execution of a schedule must
+/// share (from `main` or from a snapshot alike).
 pub struct Continuation {
     pub schedule_len: usize,
     pub policy: Policy,
@@ -202,9 +220,10 @@ fn monotonic_micros() -> u64 {
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
 }
 
-/// Fork the persistent worker and stand in for it when it dies; returns (to serve by forking
-/// per execution) only if a worker cannot run persistently.
-fn supervise() {
+/// Fork the persistent worker of `level` and stand in for it when it dies; returns (to serve
+/// by forking per execution) only if a worker cannot run persistently. At a snapshot level the
+/// paused execution itself stays untouched in this process: every worker starts from it.
+fn supervise(level: Level) {
     // SAFETY: a fresh shared anonymous page, zero-filled, which `Control` fits (all-zero atomics
     // are valid values).
     let control = unsafe {
@@ -224,9 +243,9 @@ fn supervise() {
         // SAFETY: one thread runs here, so fork is safe.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY: the worker dies with the server.
+            // SAFETY: the worker dies with its parent.
             unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-            match worker(control) {
+            match worker(control, level) {
                 Continue::Execution(c) => run_forked(c),
             }
         }
@@ -235,8 +254,8 @@ fn supervise() {
         }
         let end = wait(pid, None);
         if end == ProcessEnd::Exited(0) {
-            // The executor closed the channel.
-            std::process::exit(0);
+            // The executor closed the channel, or released this level.
+            level.leave();
         }
         if control.ready.load(Ordering::Relaxed) == 0 {
             // It could not take its image: serve by forking.
@@ -251,7 +270,7 @@ fn supervise() {
             let n = read_output(out_buf);
             let len = proto::encode_response_into(resp_buf, end, micros, 0, &out_buf[..n]);
             if output.write_all(&resp_buf[..len]).is_err() {
-                std::process::exit(0);
+                level.leave();
             }
         }
         control.in_flight.store(0, Ordering::Relaxed);
@@ -259,28 +278,33 @@ fn supervise() {
     }
 }
 
-/// The persistent worker: take the image, then serve; returns only in a forked child.
-fn worker(control: &Control) -> Continue {
-    // What is rewritten before each use, or outside the executions' memory: not restored.
-    let mut exclude: Vec<(usize, usize)> = stack_pool::regions();
-    exclude.extend([
+/// The persistent worker of `level`: take the image, then serve; returns only in a forked child.
+fn worker(control: &Control, level: Level) -> Continue {
+    // What is rewritten before each use, or outside the executions' memory: not restored. Of a
+    // paused execution's stacks, the live parts are.
+    let [pool_a, pool_b, pool_c] = stack_pool::regions();
+    let exclude = [
+        pool_a,
+        pool_b,
+        pool_c,
         (std::ptr::addr_of!(REQUEST) as usize, proto::MAX_REQUEST),
         (std::ptr::addr_of!(RESPONSE) as usize, 4 + proto::MAX_RESPONSE),
         (std::ptr::addr_of!(OUTPUT) as usize, MAX_OUTPUT),
         (std::ptr::addr_of!(ALT_STACK) as usize, ALT_STACK_BYTES),
         scheduler::schedule_region(),
-    ]);
-    let image = match ProcessImage::capture(&exclude) {
+    ];
+    let mut stacks = [(0usize, 0usize); shared_proto::explore_buffer::MAX_THREADS];
+    let n = if let Level::Snapshot { .. } = level { scheduler::live_stacks(&mut stacks) } else { 0 };
+    let image = match ProcessImage::capture(&exclude, &stacks[..n]) {
         Ok(image) => image,
         Err(e) => {
             eprintln!("irs-runtime: running one process per execution: {e}");
-            // SAFETY: leaving the worker; the server serves by forking.
+            // SAFETY: leaving the worker; its parent serves by forking.
             unsafe { libc::_exit(3) }
         }
     };
-    drop(exclude);
     control.ready.store(1, Ordering::Relaxed);
-    serve_loop(Level::Root, Some((&image, control)))
+    serve_loop(level, Some((&image, control)))
 }
 
 /// Read requests and serve them; returns only in a forked child, with what it should do. With
@@ -294,22 +318,15 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
     // SAFETY: the executor's pipes; ManuallyDrop: they must stay open in forked children.
     let (mut input, mut output) =
         unsafe { (ManuallyDrop::new(File::from_raw_fd(sv.ctl_in)), ManuallyDrop::new(File::from_raw_fd(sv.ctl_out))) };
-    let leave = |level: Level| -> ! {
-        match level {
-            Level::Root => std::process::exit(0),
-            // SAFETY: a paused execution ends without running the program's exit handlers.
-            Level::Snapshot { .. } => unsafe { libc::_exit(0) },
-        }
-    };
     loop {
         proto::spin_until_readable(sv.ctl_in, REQUEST_SPIN);
         let n = match proto::read_frame_into(&mut *input, req_buf) {
             Ok(n) => n,
-            Err(_) => leave(level),
+            Err(_) => level.leave(),
         };
-        let Some(req) = proto::decode_request(&req_buf[..n]) else { leave(level) };
+        let Some(req) = proto::decode_request(&req_buf[..n]) else { level.leave() };
         if req.kind == RequestKind::Release {
-            leave(level);
+            level.leave();
         }
         // Prepare the output and stdin the execution starts with.
         let (output_len, stdin_offset) = match level {
@@ -335,7 +352,13 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             control.in_flight.store(1, Ordering::Relaxed);
             scheduler::load_schedule(&req);
             set_timer(req.timeout_ms);
-            execute(c, true);
+            match level {
+                Level::Root => execute(c, true),
+                Level::Snapshot { level, mark, .. } => {
+                    scheduler::restart_from(mark);
+                    scheduler::resume(level, c, true);
+                }
+            }
             set_timer(0);
             // SAFETY: the execution has ended and nothing of it runs any more; this loop keeps
             // nothing in restored memory across the call (its buffers are excluded, its state is
@@ -346,7 +369,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, 0, &out_buf[..n]);
             control.in_flight.store(0, Ordering::Relaxed);
             if output.write_all(&resp_buf[..len]).is_err() {
-                leave(level);
+                level.leave();
             }
             continue;
         }
@@ -361,10 +384,15 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
                 // SAFETY: arming an alarm in our own process.
                 unsafe { libc::alarm(req.timeout_ms.div_ceil(1000).clamp(1, u32::MAX as u64) as u32) };
             }
-            if let Level::Snapshot { mark, .. } = level {
-                scheduler::restart_from(mark);
+            match level {
+                Level::Root => return Continue::Execution(c),
+                Level::Snapshot { level, mark, .. } => {
+                    // The paused execution goes on in this process, which it ends.
+                    scheduler::restart_from(mark);
+                    scheduler::resume(level, c, false);
+                    unreachable!("a forked continuation ends its process");
+                }
             }
-            return Continue::Execution(c);
         }
         let fork_micros = started.elapsed().as_micros() as u64;
         // A snapshot's process lives until it is released: no time limit while it serves.
@@ -382,7 +410,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         let n = read_output(out_buf);
         let len = proto::encode_response_into(resp_buf, end, micros, fork_micros, &out_buf[..n]);
         if output.write_all(&resp_buf[..len]).is_err() {
-            leave(level);
+            level.leave();
         }
     }
 }
@@ -414,8 +442,29 @@ fn set_timer(ms: u64) {
     unsafe { libc::setitimer(libc::ITIMER_REAL, &t, std::ptr::null_mut()) };
 }
 
-/// Pause the running execution at a decision and serve continuations of it (called by the
-/// scheduler in the snapshot's process). Returns in each continuation.
+/// What an execution paused at a snapshot level left for its host: where its buffer, output and
+/// input stood.
+#[derive(Clone, Copy)]
+struct Paused {
+    mark: Mark,
+    output_len: i64,
+    stdin_offset: i64,
+}
+
+struct PausedTable(std::cell::UnsafeCell<[Option<Paused>; stack_pool::MAX_LEVELS + 1]>);
+
+// SAFETY: one OS thread: written by `pause`, read by the host it switches to.
+unsafe impl Sync for PausedTable {}
+
+static PAUSED: PausedTable = PausedTable(std::cell::UnsafeCell::new([None; stack_pool::MAX_LEVELS + 1]));
+
+/// The snapshot level this process serves (0: the root). Relaxed: one OS thread.
+static LEVEL: AtomicUsize = AtomicUsize::new(0);
+
+/// Pause the running execution at a decision (called by the scheduler, in the process forked
+/// for the snapshot): answer that it is ready, then serve continuations of it from a host fiber
+/// of the next level, by a persistent worker like the root's (or by forking, with
+/// `IRS_EXPLORE_FORK`). Returns in each continuation, with what it should do.
 pub fn pause() -> Continuation {
     let sv = server();
     // SAFETY: reading positions of our own descriptors; disarming our own alarm.
@@ -434,8 +483,23 @@ pub fn pause() -> Continuation {
         // SAFETY: nobody is listening any more.
         unsafe { libc::_exit(0) }
     }
-    match serve_loop(Level::Snapshot { mark, output_len, stdin_offset }, None) {
-        Continue::Execution(c) => c,
+    let level = LEVEL.fetch_add(1, Ordering::Relaxed) + 1;
+    // SAFETY: one OS thread; the host reads it as soon as it runs.
+    unsafe { (*PAUSED.0.get())[level.min(stack_pool::MAX_LEVELS)] = Some(Paused { mark, output_len, stdin_offset }) };
+    scheduler::pause_to_host(level, serve_paused)
+}
+
+/// The host of a paused execution (a fiber of its own; `arg` is its level): serve it.
+extern "C" fn serve_paused(arg: *mut c_void) {
+    let level = arg as usize;
+    // SAFETY: written by `pause` before it switched here (one OS thread).
+    let p = unsafe { (*PAUSED.0.get())[level] }.expect("a pause records where it stood");
+    let at = Level::Snapshot { level, mark: p.mark, output_len: p.output_len, stdin_offset: p.stdin_offset };
+    if !FORK_EACH.load(Ordering::Relaxed) {
+        supervise(at);
+    }
+    match serve_loop(at, None) {
+        Continue::Execution(_) => unreachable!("continuations of a paused execution are resumed, not returned"),
     }
 }
 

@@ -155,6 +155,11 @@ impl Fiber {
         Fiber { sp: std::ptr::null_mut() }
     }
 
+    /// Where the fiber's stack pointer was when it last switched away (null if it never did).
+    pub fn sp(&self) -> *mut u8 {
+        self.sp
+    }
+
     /// A new fiber that will run `f(arg)` on `stack` when first switched to. The stack must stay
     /// mapped, and be used by no other fiber, for as long as this one may run.
     pub fn new(stack: Stack, f: FiberFn, arg: *mut c_void) -> Fiber {

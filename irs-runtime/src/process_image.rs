@@ -1,84 +1,171 @@
-//! The persistent worker's image of its own process (DESIGN §7, issue 3: executions without a
-//! fork each). Taken once, before the first execution: a copy of every private writable mapping
-//! (the program's and the libraries' data and bss, the heap, the main thread's TLS, the
-//! allocator's state), the program break and the set of open descriptors. Restored after every
-//! execution, it puts the process back exactly as it was, so the next execution starts from the
-//! same memory, at the same addresses, as if it had been forked from the same server.
+//! A persistent worker's image of its own process (DESIGN §7, issue 3: executions without a
+//! fork each). Taken once, before the first execution a worker runs: a copy of every private
+//! writable mapping (the program's and the libraries' data and bss, the heap, the main thread's
+//! TLS, the allocator's state), of the ranges the caller adds (the live parts of the fiber
+//! stacks of an execution paused at a snapshot), the program break and the set of open
+//! descriptors. Restored after every execution, it puts the process back exactly as it was, so
+//! the next execution starts from the same memory, at the same addresses, as if it had been
+//! forked from the same process.
+//!
+//! Taking it allocates nothing on the heap: its bookkeeping lives in mappings of its own. The
+//! image of a paused execution is taken inside that execution's process, and a continuation run
+//! from it must see the heap exactly as the same schedule run from `main` would.
 //!
 //! What is not restored: the stack of the code that restores (no execution runs on it: every
 //! logical thread is a fiber on its own stack), shared mappings (the explore buffer), the ranges
-//! the caller excludes (the server's request and response buffers: rewritten before each use),
-//! mappings made after the image (the fiber stacks: their contents do not matter), and kernel
-//! state other than the break and descriptors (signal handlers, timers, the working directory):
-//! a program that changes those is run one process per execution instead, see
-//! `explore_server`.
+//! the caller excludes (the server's request and response buffers, rewritten before each use;
+//! the fiber stacks, of which only the live parts matter), mappings made after the image, and
+//! kernel state other than the break and descriptors (signal handlers, timers, the working
+//! directory).
 
-use std::ffi::c_void;
+use std::ffi::{c_void, CStr};
 
-/// A private writable range of memory and where its copy is.
-#[derive(Clone, Copy, Debug)]
+/// A range of memory and where its copy is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Range {
     start: usize,
     len: usize,
     copy_at: usize,
 }
 
+/// Capacities of the bookkeeping (a process with more mappings or descriptors than this is run
+/// one process per execution instead).
+const MAX_RANGES: usize = 4096;
+const MAX_FDS: usize = 1024;
+/// Room for the text of `/proc/self/maps` (reserved, not committed).
+const MAPS_BYTES: usize = 8 << 20;
+
 pub struct ProcessImage {
-    ranges: Vec<Range>,
+    /// One mapping: the ranges, then the descriptors, then room for the maps text.
+    meta: *mut u8,
+    meta_len: usize,
+    n_ranges: usize,
+    n_fds: usize,
     copy: *mut u8,
     copy_len: usize,
     brk: usize,
-    /// Descriptors open at the image, sorted.
-    fds: Vec<i32>,
 }
 
-/// `/proc/self/maps` lines that are private writable mappings other than the stack: `(start,
-/// end)`.
-fn writable_private(maps: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for line in maps.lines() {
-        let mut f = line.split_whitespace();
-        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
-        let path = f.nth(3).unwrap_or("");
-        if perms != "rw-p" || path == "[stack]" {
+fn map(len: usize) -> Result<*mut u8, String> {
+    // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
+    };
+    if p == libc::MAP_FAILED {
+        Err(format!("cannot map {len} bytes for the process image"))
+    } else {
+        Ok(p as *mut u8)
+    }
+}
+
+/// Read a whole file into `buf`; its length, or `None` if it does not fit or cannot be read.
+fn read_file(path: &CStr, buf: &mut [u8]) -> Option<usize> {
+    // SAFETY: opening, reading into our buffer within its bounds, and closing our descriptor.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let mut n = 0;
+        loop {
+            let r = libc::read(fd, buf[n..].as_mut_ptr() as *mut c_void, buf.len() - n);
+            if r <= 0 {
+                libc::close(fd);
+                return (r == 0 && n < buf.len()).then_some(n);
+            }
+            n += r as usize;
+            if n == buf.len() {
+                libc::close(fd);
+                return None;
+            }
+        }
+    }
+}
+
+fn hex(s: &[u8]) -> Option<usize> {
+    let mut v: usize = 0;
+    for &c in s {
+        let d = (c as char).to_digit(16)? as usize;
+        v = v.checked_mul(16)?.checked_add(d)?;
+    }
+    (!s.is_empty()).then_some(v)
+}
+
+/// Call `f(start, end)` for every private writable mapping other than the stack, as
+/// `/proc/self/maps` lists them.
+fn for_each_writable_private(maps: &[u8], mut f: impl FnMut(usize, usize)) {
+    for line in maps.split(|&c| c == b'\n') {
+        let mut fields = line.split(|&c| c == b' ').filter(|x| !x.is_empty());
+        let (Some(range), Some(perms)) = (fields.next(), fields.next()) else { continue };
+        let path = fields.nth(3).unwrap_or(b"");
+        if perms != b"rw-p" || path == b"[stack]" {
             continue;
         }
-        let Some((a, b)) = range.split_once('-') else { continue };
-        if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
-            out.push((a, b));
+        let Some(dash) = range.iter().position(|&c| c == b'-') else { continue };
+        if let (Some(a), Some(b)) = (hex(&range[..dash]), hex(&range[dash + 1..])) {
+            f(a, b);
         }
     }
-    out
 }
 
-/// `ranges` minus `exclude` (both as `(start, end)`).
-fn subtract(ranges: &[(usize, usize)], exclude: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let mut out: Vec<(usize, usize)> = ranges.to_vec();
-    for &(xa, xb) in exclude {
-        out = out
-            .into_iter()
-            .flat_map(|(a, b)| {
-                if xb <= a || b <= xa {
-                    vec![(a, b)]
-                } else {
-                    [(a, xa.max(a)), (xb.min(b), b)].into_iter().filter(|(s, e)| s < e).collect()
+/// Call `f(start, end)` for the parts of `[a, b)` outside every `(start, end)` of `exclude`.
+fn for_each_outside(mut a: usize, b: usize, exclude: &[(usize, usize)], f: &mut impl FnMut(usize, usize)) {
+    while a < b {
+        // The first exclusion that overlaps what is left.
+        let next = exclude.iter().filter(|&&(xa, xb)| xa < b && xb > a).min_by_key(|&&(xa, _)| xa);
+        match next {
+            None => {
+                f(a, b);
+                return;
+            }
+            Some(&(xa, xb)) => {
+                if xa > a {
+                    f(a, xa);
                 }
-            })
-            .collect();
+                a = xb;
+            }
+        }
     }
-    out
 }
 
-fn open_fds() -> Result<Vec<i32>, String> {
-    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd")
-        .map_err(|e| format!("cannot list /proc/self/fd: {e}"))?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    // The listing's own descriptor is among them, and closed by now.
-    // SAFETY: F_GETFD only asks whether a descriptor is open.
-    let mut fds: Vec<i32> = listed.into_iter().filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0).collect();
-    fds.sort_unstable();
-    Ok(fds)
+/// The open descriptors, sorted, into `out`; how many.
+fn open_fds(out: &mut [i32]) -> Result<usize, String> {
+    let mut n = 0;
+    // SAFETY: listing /proc/self/fd with getdents64 into a local buffer and closing it again.
+    unsafe {
+        let dir = libc::open(c"/proc/self/fd".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+        if dir < 0 {
+            return Err("cannot list /proc/self/fd".into());
+        }
+        let mut buf = [0u8; 4096];
+        loop {
+            let got = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len());
+            if got <= 0 {
+                break;
+            }
+            let mut at = 0usize;
+            while at < got as usize {
+                // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name...
+                let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+                let name = &buf[at + 19..at + reclen];
+                let name = &name[..name.iter().position(|&c| c == 0).unwrap_or(name.len())];
+                if let Some(fd) = std::str::from_utf8(name).ok().and_then(|s| s.parse::<i32>().ok()) {
+                    if fd != dir {
+                        if n == out.len() {
+                            libc::close(dir);
+                            return Err(format!("more than {} open descriptors", out.len()));
+                        }
+                        out[n] = fd;
+                        n += 1;
+                    }
+                }
+                at += reclen;
+            }
+        }
+        libc::close(dir);
+    }
+    out[..n].sort_unstable();
+    Ok(n)
 }
 
 fn current_brk() -> usize {
@@ -87,40 +174,74 @@ fn current_brk() -> usize {
 }
 
 impl ProcessImage {
-    /// Take the image. `exclude`: `(start, length)` ranges not to restore.
-    pub fn capture(exclude: &[(usize, usize)]) -> Result<ProcessImage, String> {
-        let maps = std::fs::read_to_string("/proc/self/maps").map_err(|e| format!("cannot read /proc/self/maps: {e}"))?;
-        // Everything the image itself allocates is allocated before its copy is taken, so that
-        // restoring the heap restores this bookkeeping to itself.
-        let fds = open_fds()?;
-        let exclude: Vec<(usize, usize)> = exclude.iter().map(|&(s, l)| (s, s + l)).collect();
-        let kept = subtract(&writable_private(&maps), &exclude);
-        let mut ranges = Vec::with_capacity(kept.len());
-        let mut total = 0usize;
-        for (a, b) in kept {
-            ranges.push(Range { start: a, len: b - a, copy_at: total });
-            total += b - a;
-        }
-        let copy_len = total.max(1);
-        // SAFETY: a fresh private anonymous mapping for the copy (made after the ranges were
-        // read, so it is not one of them).
-        let copy = unsafe {
-            libc::mmap(std::ptr::null_mut(), copy_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+    /// Take the image. `exclude`: `(start, length)` ranges not to restore; `include`: `(start,
+    /// length)` ranges to restore although they are not private writable mappings of their own
+    /// or are excluded (the live parts of fiber stacks).
+    pub fn capture(exclude: &[(usize, usize)], include: &[(usize, usize)]) -> Result<ProcessImage, String> {
+        let meta_len = MAX_RANGES * std::mem::size_of::<Range>() + MAX_FDS * 4 + MAPS_BYTES;
+        let meta = map(meta_len)?;
+        let mut image = ProcessImage { meta, meta_len, n_ranges: 0, n_fds: 0, copy: std::ptr::null_mut(), copy_len: 0, brk: current_brk() };
+        // SAFETY: the three parts of our own mapping, disjoint and in bounds.
+        let (ranges, fds, text) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(meta as *mut Range, MAX_RANGES),
+                std::slice::from_raw_parts_mut(meta.add(MAX_RANGES * std::mem::size_of::<Range>()) as *mut i32, MAX_FDS),
+                std::slice::from_raw_parts_mut(meta.add(MAX_RANGES * std::mem::size_of::<Range>() + MAX_FDS * 4), MAPS_BYTES),
+            )
         };
-        if copy == libc::MAP_FAILED {
-            return Err(format!("cannot map {copy_len} bytes for the process image"));
+        let maps_len = read_file(c"/proc/self/maps", text).ok_or("cannot read /proc/self/maps")?;
+        // Our own bookkeeping is not part of the process's state.
+        let mut excluded = [(0usize, 0usize); 64];
+        if exclude.len() + 1 > excluded.len() {
+            return Err("too many excluded ranges".into());
         }
-        let image = ProcessImage { ranges, copy: copy as *mut u8, copy_len, brk: current_brk(), fds };
-        for r in &image.ranges {
-            // SAFETY: `r` is a readable mapping of this process (from /proc/self/maps, nothing
-            // unmapped since), the copy has room for it at `copy_at`.
+        for (slot, &(s, l)) in excluded.iter_mut().zip(exclude) {
+            *slot = (s, s + l);
+        }
+        excluded[exclude.len()] = (meta as usize, meta as usize + meta_len);
+        let excluded = &excluded[..exclude.len() + 1];
+        let mut total = 0usize;
+        let mut overflow = false;
+        let mut add = |a: usize, b: usize| {
+            if image.n_ranges == MAX_RANGES {
+                overflow = true;
+                return;
+            }
+            ranges[image.n_ranges] = Range { start: a, len: b - a, copy_at: total };
+            image.n_ranges += 1;
+            total += b - a;
+        };
+        for_each_writable_private(&text[..maps_len], |a, b| for_each_outside(a, b, excluded, &mut add));
+        for &(s, l) in include {
+            if l > 0 {
+                add(s, s + l);
+            }
+        }
+        if overflow {
+            return Err(format!("more than {MAX_RANGES} memory ranges"));
+        }
+        image.n_fds = open_fds(fds)?;
+        image.copy_len = total.max(1);
+        image.copy = map(image.copy_len)?;
+        for r in image.ranges() {
+            // SAFETY: `r` is readable memory of this process (a mapping from /proc/self/maps, or
+            // a range the caller vouches for), and the copy has room for it at `copy_at`.
             unsafe { std::ptr::copy_nonoverlapping(r.start as *const u8, image.copy.add(r.copy_at), r.len) };
         }
         Ok(image)
     }
 
-    /// Put the process back as it was at `capture`. `keep_fds`: descriptors to leave open even
-    /// if they were not open then.
+    fn ranges(&self) -> &[Range] {
+        // SAFETY: the first `n_ranges` entries of our bookkeeping mapping, written by `capture`.
+        unsafe { std::slice::from_raw_parts(self.meta as *const Range, self.n_ranges) }
+    }
+
+    fn fds(&self) -> &[i32] {
+        // SAFETY: the first `n_fds` descriptors of our bookkeeping mapping, written by `capture`.
+        unsafe { std::slice::from_raw_parts(self.meta.add(MAX_RANGES * std::mem::size_of::<Range>()) as *const i32, self.n_fds) }
+    }
+
+    /// Put the process back as it was at `capture`.
     ///
     /// # Safety
     /// No code may be running on, or hold references into, the restored memory other than the
@@ -129,7 +250,7 @@ impl ProcessImage {
     pub unsafe fn restore(&self) {
         // Descriptors the execution opened: closed, a range between open ones at a time.
         let mut from = 0i32;
-        for &fd in self.fds.iter().chain(std::iter::once(&i32::MAX)) {
+        for &fd in self.fds().iter().chain(std::iter::once(&i32::MAX)) {
             if fd > from {
                 // SAFETY: closing descriptors that were not open at the image.
                 unsafe { libc::syscall(libc::SYS_close_range, from as u32, (fd - 1) as u32, 0u32) };
@@ -141,10 +262,9 @@ impl ProcessImage {
         // SAFETY: the break as it was at the image; the allocator's own record of it is in the
         // memory restored below.
         unsafe { libc::syscall(libc::SYS_brk, self.brk) };
-        for r in &self.ranges {
+        for r in self.ranges() {
             // SAFETY: per the contract: the range is ours and mapped as at the capture, nobody
-            // else uses it now, and the copy holds its bytes at `copy_at`. The ranges vector
-            // itself lives in the heap, whose restore writes back the same bytes it holds.
+            // else uses it now, and the copy holds its bytes at `copy_at`.
             unsafe { std::ptr::copy_nonoverlapping(self.copy.add(r.copy_at) as *const u8, r.start as *mut u8, r.len) };
         }
     }
@@ -152,8 +272,11 @@ impl ProcessImage {
 
 impl Drop for ProcessImage {
     fn drop(&mut self) {
-        // SAFETY: unmapping the copy we mapped.
-        unsafe { libc::munmap(self.copy as *mut c_void, self.copy_len) };
+        // SAFETY: unmapping the two mappings we made.
+        unsafe {
+            libc::munmap(self.copy as *mut c_void, self.copy_len);
+            libc::munmap(self.meta as *mut c_void, self.meta_len);
+        }
     }
 }
 
@@ -163,7 +286,7 @@ mod tests {
 
     #[test]
     fn parses_private_writable_mappings_and_subtracts() {
-        let maps = "\
+        let maps = b"\
 55865cade000-55865cadf000 rw-p 00142000 fe:00 10018819                   /tmp/q/prog
 55865cadf000-55865cb8f000 rw-p 00000000 00:00 0 
 55866b32d000-55866b34e000 rw-p 00000000 00:00 0                          [heap]
@@ -171,9 +294,17 @@ mod tests {
 7fb111889000-7fb1118af000 r--p 00000000 fe:00 326279                     /usr/lib/x86_64-linux-gnu/libc.so.6
 7ffc72e98000-7ffc72eb9000 rw-p 00000000 00:00 0                          [stack]
 ";
-        let r = writable_private(maps);
+        let mut r = Vec::new();
+        for_each_writable_private(maps, |a, b| r.push((a, b)));
         assert_eq!(r, vec![(0x55865cade000, 0x55865cadf000), (0x55865cadf000, 0x55865cb8f000), (0x55866b32d000, 0x55866b34e000)]);
-        let s = subtract(&r, &[(0x55865cae0000, 0x55865cae1000), (0x55866b32d000, 0x55866b34e000)]);
-        assert_eq!(s, vec![(0x55865cade000, 0x55865cadf000), (0x55865cadf000, 0x55865cae0000), (0x55865cae1000, 0x55865cb8f000)]);
+        let exclude = [(0x55865cae0000, 0x55865cae1000), (0x55866b32d000, 0x55866b34e000), (0x55865cb00000, 0x55865cb01000)];
+        let mut s = Vec::new();
+        for &(a, b) in &r {
+            for_each_outside(a, b, &exclude, &mut |x, y| s.push((x, y)));
+        }
+        assert_eq!(
+            s,
+            vec![(0x55865cade000, 0x55865cadf000), (0x55865cadf000, 0x55865cae0000), (0x55865cae1000, 0x55865cb00000), (0x55865cb01000, 0x55865cb8f000)]
+        );
     }
 }

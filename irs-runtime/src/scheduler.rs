@@ -29,7 +29,7 @@ use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId,
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
 
@@ -140,17 +140,36 @@ pub fn active() -> bool {
     unsafe { (*SCHED.0.get()).is_some() }
 }
 
-/// The code that started the execution (the serving loop), suspended while the execution runs.
-struct Host(UnsafeCell<Fiber>);
+/// The code that runs executions (a serving loop), suspended while an execution runs: level 0
+/// is the persistent worker's, level `l` the one of the execution paused at the `l`-th nested
+/// snapshot, which runs on a host stack of its own beside the execution's fibers.
+struct Hosts(UnsafeCell<[Fiber; stack_pool::MAX_LEVELS + 1]>);
 
-// SAFETY: used only on the one OS thread of EXPLORE, by `run` and `finish`.
-unsafe impl Sync for Host {}
+// SAFETY: used only on the one OS thread of EXPLORE, by `run`, `pause_to_host`, `resume` and
+// `finish`.
+unsafe impl Sync for Hosts {}
 
-static HOST: Host = Host(UnsafeCell::new(Fiber::current()));
+static HOSTS: Hosts = Hosts(UnsafeCell::new([const { Fiber::current() }; stack_pool::MAX_LEVELS + 1]));
 
-/// Whether an ending execution returns to its host (the persistent worker) instead of leaving
+fn host(level: usize) -> *mut Fiber {
+    // SAFETY: an element of the static table (one OS thread; see `Hosts`).
+    unsafe { (*HOSTS.0.get()).as_mut_ptr().add(level) }
+}
+
+/// The host an ending execution returns to. Relaxed: one OS thread reads and writes it.
+static HOST_LEVEL: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether an ending execution returns to its host (a persistent worker) instead of leaving
 /// the process. Relaxed: one OS thread reads and writes it.
 static RETURN_TO_HOST: AtomicBool = AtomicBool::new(false);
+
+/// What a paused execution continues with, set by its host before resuming it.
+struct Resume(UnsafeCell<Option<Continuation>>);
+
+// SAFETY: one OS thread (see `Hosts`).
+unsafe impl Sync for Resume {}
+
+static RESUME: Resume = Resume(UnsafeCell::new(None));
 
 /// Set up the execution: `main` (run by `entry`, which must end in [`main_returned`]) becomes
 /// `T0`, on its own fiber.
@@ -184,10 +203,58 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
 /// otherwise the execution ends the process.
 pub fn run(return_to_host: bool) {
     RETURN_TO_HOST.store(return_to_host, Ordering::Relaxed);
+    HOST_LEVEL.store(0, Ordering::Relaxed);
     let t0 = with(|s| &s.threads[0].fiber as *const Fiber);
     // SAFETY: the host is the running code; `T0` is a new fiber on its own stack, which the
     // scheduler keeps in place until the execution ends (see `switch_to`).
-    unsafe { fiber::switch(&mut *HOST.0.get(), &*t0) };
+    unsafe { fiber::switch(&mut *host(0), &*t0) };
+}
+
+/// Suspend the running thread, paused at a snapshot, and run `entry(level)` as the host of
+/// `level` on its own stack. Returns when the host resumes this execution (see [`resume`]),
+/// with what it should continue with.
+pub fn pause_to_host(level: usize, entry: FiberFn) -> Continuation {
+    let stack = stack_pool::host_stack(level).unwrap_or_else(|| finish(ChildOutcome::Unsupported("snapshots nested too deep")));
+    let me = with(|s| &mut s.threads[s.current].fiber as *mut Fiber);
+    // SAFETY: the host fiber of `level` is not running (levels are entered once per process,
+    // deeper ones only from this one); it starts fresh on its own stack.
+    unsafe {
+        *host(level) = Fiber::new(stack, entry, level as *mut c_void);
+        fiber::switch(&mut *me, &*host(level));
+    }
+    // SAFETY: set by the host just before it resumed us (one OS thread).
+    unsafe { (*RESUME.0.get()).take().expect("a paused execution is resumed with a continuation") }
+}
+
+/// In the host of `level`: continue the paused execution with `c`. With `return_to_host`,
+/// returns when it has ended (or paused again, at a deeper level); otherwise it ends the process.
+pub fn resume(level: usize, c: Continuation, return_to_host: bool) {
+    RETURN_TO_HOST.store(return_to_host, Ordering::Relaxed);
+    HOST_LEVEL.store(level, Ordering::Relaxed);
+    // SAFETY: one OS thread; read by the paused thread as soon as it runs.
+    unsafe { *RESUME.0.get() = Some(c) };
+    let paused = with(|s| &s.threads[s.current].fiber as *const Fiber);
+    // SAFETY: the host of `level` is the running code; the paused thread is suspended in
+    // `pause_to_host`, on its own stack, which the scheduler keeps in place.
+    unsafe { fiber::switch(&mut *host(level), &*paused) };
+}
+
+/// The live parts of the stacks of the threads that can still run, `(start, length)` (from
+/// each suspended fiber's stack pointer to the top of its stack), into `out`; how many. A
+/// paused execution's image needs these and nothing else of the stack pool.
+pub fn live_stacks(out: &mut [(usize, usize)]) -> usize {
+    with(|s| {
+        let mut n = 0;
+        for th in s.threads.iter().filter(|t| !t.finished) {
+            let sp = th.fiber.sp() as usize;
+            let top = th.stack.1 as usize;
+            if sp != 0 && sp < top && n < out.len() {
+                out[n] = (sp, top - sp);
+                n += 1;
+            }
+        }
+        n
+    })
 }
 
 /// The requested schedule. Static, not on the heap: see [`Continuation`].
@@ -234,8 +301,8 @@ pub fn finish(outcome: ChildOutcome) -> ! {
     unsafe { libc::fflush(std::ptr::null_mut()) };
     if RETURN_TO_HOST.load(Ordering::Relaxed) {
         // SAFETY: the running fiber is the current logical thread's; the host is suspended in
-        // `run`. This fiber is never resumed: the host discards the whole execution.
-        unsafe { fiber::switch(&mut *me, &*HOST.0.get()) };
+        // `run` or `resume`. This fiber is never resumed: the host discards the execution.
+        unsafe { fiber::switch(&mut *me, &*host(HOST_LEVEL.load(Ordering::Relaxed))) };
         unreachable!("an ended execution is never resumed");
     }
     // SAFETY: leaving without running atexit handlers again.

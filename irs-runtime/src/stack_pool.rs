@@ -5,7 +5,9 @@
 //! the persistent worker or in a process forked from it.
 //!
 //! `T0` (the program's `main`) gets a stack of the size a main thread usually has, since
-//! programs put large arrays there; the others get the executor's stack size.
+//! programs put large arrays there; the others get the executor's stack size. Each level of
+//! snapshots gets a *host* stack too: the serving loop of an execution paused at a snapshot runs
+//! there, beside the execution's own fibers, which it resumes for each continuation.
 
 use crate::fiber::{Stack, Stacks};
 use shared_proto::explore_buffer::MAX_THREADS;
@@ -17,7 +19,12 @@ const MAIN_STACK_BYTES: usize = 8 << 20;
 struct Pool {
     main: Stacks,
     others: Stacks,
+    hosts: Stacks,
 }
+
+/// Snapshot levels (nested pauses) one execution may have.
+pub const MAX_LEVELS: usize = 32;
+const HOST_STACK_BYTES: usize = 256 << 10;
 
 struct Global(UnsafeCell<Option<Pool>>);
 
@@ -32,10 +39,12 @@ pub fn prepare(stack_bytes: usize) -> bool {
     // SAFETY: one thread, before any execution (see `Global`).
     let pool = unsafe { &mut *POOL.0.get() };
     if pool.is_none() {
-        let (Some(main), Some(others)) = (Stacks::new(1, MAIN_STACK_BYTES), Stacks::new(MAX_THREADS - 1, stack_bytes)) else {
+        let (Some(main), Some(others), Some(hosts)) =
+            (Stacks::new(1, MAIN_STACK_BYTES), Stacks::new(MAX_THREADS - 1, stack_bytes), Stacks::new(MAX_LEVELS + 1, HOST_STACK_BYTES))
+        else {
             return false;
         };
-        *pool = Some(Pool { main, others });
+        *pool = Some(Pool { main, others, hosts });
     }
     true
 }
@@ -51,11 +60,18 @@ pub fn stack(i: usize) -> Option<Stack> {
     }
 }
 
-/// The mappings, `(start, length)`: not part of what a persistent worker restores.
-pub fn regions() -> Vec<(usize, usize)> {
+/// The host stack of snapshot level `level` (1 for the first pause).
+pub fn host_stack(level: usize) -> Option<Stack> {
+    // SAFETY: read-only after `prepare` (see `Global`).
+    unsafe { (*POOL.0.get()).as_ref()?.hosts.get(level) }
+}
+
+/// The mappings, `(start, length)`: not part of what a persistent worker restores as a whole
+/// (of the threads' stacks only the live parts matter; see `scheduler::live_stacks`).
+pub fn regions() -> [(usize, usize); 3] {
     // SAFETY: read-only after `prepare` (see `Global`).
     match unsafe { (*POOL.0.get()).as_ref() } {
-        Some(p) => vec![p.main.region(), p.others.region()],
-        None => Vec::new(),
+        Some(p) => [p.main.region(), p.others.region(), p.hosts.region()],
+        None => [(0, 0); 3],
     }
 }
