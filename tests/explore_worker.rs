@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use irs_verifier::executor::{Execution, Executor, Options};
+use irs_verifier::executor::{Execution, Executor, Options, SnapshotResult};
 use shared_proto::{ObjectRef, Outcome, Trace};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -185,5 +185,64 @@ int main(int argc, char **argv) {
             assert_eq!(ex.run(&deadly.schedule()).unwrap().trace, deadly.trace, "how={arg}: the schedule replays");
             assert_eq!(ex.run(&[]).unwrap().trace, normal.trace, "how={arg}: the replacement worker runs as the first did");
         }
+    }
+}
+
+/// Snapshots are served by persistent workers too: a continuation that kills its worker (a fatal
+/// signal, `_exit`, the time limit) gets the same answer as a forked one would, the paused
+/// execution starts a new worker, and the next continuations are the same as before; each equals
+/// the same schedule run from `main`.
+#[test]
+fn a_snapshot_outlives_its_dead_workers() {
+    let dir = scratch("explore_worker/snapshot_death");
+    let exe = build(
+        &dir,
+        "mortal_snap",
+        r#"#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+int how, armed, g;
+void *t(void *a) {
+  g++;
+  if (!armed) {
+    if (how == 1) raise(SIGTERM);
+    if (how == 2) _exit(7);
+    if (how == 3) for (volatile long i = 0;; i++) {}
+  }
+  return a;
+}
+int main(int argc, char **argv) {
+  how = atoi(argv[1]);
+  g = 1;
+  g = 2;
+  pthread_t x;
+  pthread_create(&x, 0, t, 0);
+  armed = 1;
+  pthread_join(x, 0);
+  return 0;
+}
+"#,
+    );
+    for (arg, expect) in [("1", Outcome::Signal(libc::SIGTERM)), ("2", Outcome::Exit(7)), ("3", Outcome::Timeout { millis: 500 })] {
+        let mut ex = Executor::start(&exe, &[arg.to_string()], Options { timeout: Duration::from_millis(500), ..Default::default() }).unwrap();
+        let normal = ex.run(&[]).unwrap();
+        let deadly = (0..64).map(|seed| ex.run_random(&[], seed).unwrap()).find(|r| r.trace.outcome != Outcome::Exit(0)).expect("a deadly schedule");
+        assert_eq!(deadly.trace.outcome, expect, "how={arg}");
+        // Pause after main's first two steps (the two stores to g): both schedules go on from there.
+        let prefix = normal.schedule()[..2].to_vec();
+        assert_eq!(deadly.schedule()[..2], prefix[..], "how={arg}");
+        let snap = match ex.snapshot(None, &prefix).unwrap() {
+            SnapshotResult::Ready(s) => s,
+            SnapshotResult::Ended(e) => panic!("ended before the snapshot: {:?}", e.trace.outcome),
+        };
+        for _ in 0..3 {
+            let d = ex.run_from(&snap, &deadly.schedule()[2..]).unwrap();
+            assert_eq!(d.trace, deadly.trace, "how={arg}: the deadly continuation");
+            let n = ex.run_from(&snap, &normal.schedule()[2..]).unwrap();
+            assert_eq!(n.trace, normal.trace, "how={arg}: the next worker continues as the first did");
+        }
+        ex.release(snap).unwrap();
+        assert_eq!(ex.run(&[]).unwrap().trace, normal.trace, "how={arg}: after the release, runs start from main again");
     }
 }
