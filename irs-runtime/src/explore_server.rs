@@ -303,6 +303,13 @@ fn worker(control: &Control, level: Level) -> Continue {
             unsafe { libc::_exit(3) }
         }
     };
+    // `IRS_EXPLORE_DEBUG=FILE`: say what the worker restores after each execution (its standard
+    // error is the executor's to read).
+    if let Some(path) = std::env::var_os("IRS_EXPLORE_DEBUG") {
+        let (bytes, ranges) = image.size();
+        let line = format!("worker image (level {}): {bytes} bytes in {ranges} ranges\n", match level { Level::Root => 0, Level::Snapshot { level, .. } => level });
+        let _ = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| f.write_all(line.as_bytes()));
+    }
     control.ready.store(1, Ordering::Relaxed);
     serve_loop(level, Some((&image, control)))
 }

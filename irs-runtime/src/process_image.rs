@@ -231,6 +231,11 @@ impl ProcessImage {
         Ok(image)
     }
 
+    /// Bytes copied back by each restore, and in how many ranges.
+    pub fn size(&self) -> (usize, usize) {
+        (self.ranges().iter().map(|r| r.len).sum(), self.n_ranges)
+    }
+
     fn ranges(&self) -> &[Range] {
         // SAFETY: the first `n_ranges` entries of our bookkeeping mapping, written by `capture`.
         unsafe { std::slice::from_raw_parts(self.meta as *const Range, self.n_ranges) }
