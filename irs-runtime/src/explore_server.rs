@@ -325,8 +325,10 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
     // SAFETY: the executor's pipes; ManuallyDrop: they must stay open in forked children.
     let (mut input, mut output) =
         unsafe { (ManuallyDrop::new(File::from_raw_fd(sv.ctl_in)), ManuallyDrop::new(File::from_raw_fd(sv.ctl_out))) };
+    // On this stack, not in memory a worker restores: it adapts across executions.
+    let mut spin = proto::SpinBudget::new(REQUEST_SPIN_US);
     loop {
-        proto::spin_until_readable(sv.ctl_in, REQUEST_SPIN);
+        spin.wait_readable(sv.ctl_in);
         let n = match proto::read_frame_into(&mut *input, req_buf) {
             Ok(n) => n,
             Err(_) => level.leave(),
@@ -434,11 +436,9 @@ fn read_output(out_buf: &mut [u8]) -> usize {
     }
 }
 
-/// How long a serving loop polls for the next request before it sleeps in `read`: the verifier
-/// decides the next execution in about 100 µs (see `explore_protocol::spin_until_readable`).
-/// Long enough to catch the next request most of the time, short enough not to hold a second
-/// core while the verifier is busy elsewhere.
-const REQUEST_SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+/// How long a serving loop polls for the next request at most before it sleeps in `read`: the
+/// verifier decides the next execution in about 100 µs (see `explore_protocol::SpinBudget`).
+const REQUEST_SPIN_US: u32 = 200;
 
 /// Arm (or, with 0, disarm) the time limit of a persistent execution: `SIGALRM`, whose default
 /// action ends the worker, which the server then reports as a time-out.

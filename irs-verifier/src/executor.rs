@@ -125,11 +125,12 @@ pub struct Executor {
     options: Options,
     /// Where responses are read (reused: executions come thousands a second).
     response: Vec<u8>,
+    spin: proto::SpinBudget,
 }
 
-/// How long the executor polls for a response before it sleeps in `read` (a small program's
-/// execution takes tens of µs; see `explore_protocol::spin_until_readable`).
-const RESPONSE_SPIN: Duration = Duration::from_micros(500);
+/// How long the executor polls for a response at most before it sleeps in `read` (a small
+/// program's execution takes tens of µs; see `explore_protocol::SpinBudget`).
+const RESPONSE_SPIN_US: u32 = 500;
 
 fn memfd(name: &std::ffi::CStr, bytes: usize) -> Result<File, ExecError> {
     // SAFETY: creating a new anonymous file; ownership goes to the returned File.
@@ -225,7 +226,7 @@ impl Executor {
         let buffer = unsafe { memmap2::Mmap::map(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
         let sites = std::sync::Arc::new(hello.sites.clone());
         let globals = std::sync::Arc::new(hello.globals.clone());
-        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE] })
+        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US) })
     }
 
     pub fn hello(&self) -> &Hello {
@@ -321,7 +322,7 @@ impl Executor {
         };
         let to_server = self.to_server.as_mut().expect("open until drop");
         to_server.write_all(&proto::encode_request(&req)).map_err(|e| lost(e.into(), &self.program))?;
-        proto::spin_until_readable(self.from_server.as_raw_fd(), RESPONSE_SPIN);
+        self.spin.wait_readable(self.from_server.as_raw_fd());
         let n = proto::read_frame_into(&mut self.from_server, &mut self.response).map_err(|e| lost(e, &self.program))?;
         let resp: Response = proto::decode_response(&self.response[..n])
             .ok_or_else(|| lost(proto::ProtocolError::Malformed("response".into()), &self.program))?;

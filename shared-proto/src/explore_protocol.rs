@@ -286,17 +286,67 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
 }
 
 /// Read one frame's body into `buf` (no allocation); its length.
-/// Poll `fd` until it is readable or `limit` has passed; then a read of the next frame does not
-/// sleep, or sleeps as it would have anyway. Both ends of the channel wait for each other's frames
-/// for tens of µs at a time, and a process asleep on a pipe takes about as long again to wake
-/// on this VM (its idle CPU has to be woken first): polling for a while first halves the cost
-/// of a short execution.
-pub fn spin_until_readable(fd: i32, limit: std::time::Duration) {
-    let started = std::time::Instant::now();
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    // SAFETY: polling the caller's descriptor with a zero timeout.
-    while unsafe { libc::poll(&mut p, 1, 0) } == 0 && started.elapsed() < limit {
-        std::hint::spin_loop();
+/// How long one end of the explore channel polls for the next frame before it sleeps on the
+/// pipe, adapted to what polling achieves. Both ends wait for each other's frames for tens of
+/// µs at a time, and a process asleep on a pipe takes about as long again to wake on this VM
+/// (its idle CPU has to be woken first): polling first halves the cost of a short execution.
+/// But when other work keeps the CPUs busy, a polling process competes with it for its time
+/// slices (and loses the priority the scheduler gives a woken sleeper), and waits of µs turn
+/// into waits of ms: then polling times out, the budget halves down to nothing, and the end
+/// sleeps, probing now and then whether polling pays again.
+#[derive(Clone, Copy, Debug)]
+pub struct SpinBudget {
+    limit_us: u32,
+    max_us: u32,
+    /// Waits since the budget ran out (a probe every `PROBE_EVERY`).
+    idle: u32,
+}
+
+const PROBE_EVERY: u32 = 256;
+const PROBE_US: u32 = 20;
+
+impl SpinBudget {
+    pub const fn new(max_us: u32) -> SpinBudget {
+        SpinBudget { limit_us: max_us, max_us, idle: 0 }
+    }
+
+    /// The current budget, in µs.
+    pub fn limit_us(&self) -> u32 {
+        self.limit_us
+    }
+
+    /// Poll `fd` until it is readable or the budget is spent, then adapt the budget; a read of
+    /// the next frame then does not sleep, or sleeps as it would have anyway.
+    pub fn wait_readable(&mut self, fd: i32) {
+        let limit = if self.limit_us > 0 {
+            self.limit_us
+        } else {
+            self.idle += 1;
+            if self.idle % PROBE_EVERY != 0 {
+                return;
+            }
+            PROBE_US
+        };
+        let started = std::time::Instant::now();
+        let limit = std::time::Duration::from_micros(limit as u64);
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        loop {
+            // SAFETY: polling the caller's descriptor with a zero timeout.
+            if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
+                // Caught it: polling pays; back to the full budget.
+                self.limit_us = self.max_us;
+                self.idle = 0;
+                return;
+            }
+            if started.elapsed() >= limit {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        self.limit_us /= 2;
+        if self.limit_us < PROBE_US {
+            self.limit_us = 0;
+        }
     }
 }
 
@@ -317,6 +367,32 @@ pub fn read_frame_into(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Proto
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spin_budget_halves_when_polling_fails_and_recovers_when_it_pays() {
+        let mut fds = [0i32; 2];
+        // SAFETY: a fresh pipe for this test.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let mut b = SpinBudget::new(200);
+        // Nothing to read: each wait spends its budget and halves it, down to nothing.
+        let mut seen = Vec::new();
+        while b.limit_us() > 0 {
+            b.wait_readable(fds[0]);
+            seen.push(b.limit_us());
+        }
+        assert_eq!(seen, [100, 50, 25, 0]);
+        // Then it only probes now and then; once a probe finds a frame waiting, back to full.
+        // SAFETY: writing a byte into our own pipe.
+        assert_eq!(unsafe { libc::write(fds[1], [1u8].as_ptr() as *const libc::c_void, 1) }, 1);
+        let mut waits = 0;
+        while b.limit_us() == 0 {
+            b.wait_readable(fds[0]);
+            waits += 1;
+        }
+        assert_eq!((waits, b.limit_us()), (PROBE_EVERY, 200));
+        // SAFETY: closing our own pipe.
+        unsafe { libc::close(fds[0]); libc::close(fds[1]) };
+    }
 
     #[test]
     fn bincode_frames_round_trip_and_bad_frames_are_rejected() {
