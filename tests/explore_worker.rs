@@ -246,3 +246,50 @@ int main(int argc, char **argv) {
         assert_eq!(ex.run(&[]).unwrap().trace, normal.trace, "how={arg}: after the release, runs start from main again");
     }
 }
+
+/// A snapshot at every step of an execution (among them the steps right after a thread's exit,
+/// where the thread that pauses has finished), each continued again and again: every
+/// continuation equals the same schedule run from `main`.
+#[test]
+fn snapshots_at_every_step_continue_as_runs_from_main() {
+    let dir = scratch("explore_worker/every_step");
+    let exe = build(
+        &dir,
+        "steps",
+        r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x, y;
+void *a(void *p) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); return p; }
+void *b(void *p) { y = 1; pthread_mutex_lock(&m); x += 2; pthread_mutex_unlock(&m); return p; }
+int main(void) {
+  pthread_t t[3];
+  pthread_create(&t[0], 0, a, 0);
+  pthread_create(&t[1], 0, b, 0);
+  pthread_create(&t[2], 0, a, 0);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+  return x == 4 && y == 1 ? 0 : 1;
+}
+"#,
+    );
+    let mut ex = Executor::start(&exe, &[], Options::default()).unwrap();
+    let full = ex.run(&[]).unwrap();
+    let steps = full.schedule().len();
+    assert!(steps > 10, "{steps}");
+    for k in 1..steps {
+        let snap = match ex.snapshot(None, &full.schedule()[..k]).unwrap() {
+            SnapshotResult::Ready(s) => s,
+            SnapshotResult::Ended(e) => panic!("ended before step {k}: {:?}", e.trace.outcome),
+        };
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            for seed in 0..3 {
+                runs.push(ex.run_random_from(&snap, &[], seed).unwrap());
+            }
+            runs.push(ex.run_from(&snap, &[]).unwrap());
+        }
+        ex.release(snap).unwrap();
+        for r in &runs {
+            assert_eq!(ex.run(&r.schedule()).unwrap().trace, r.trace, "snapshot at step {k}");
+        }
+    }
+}

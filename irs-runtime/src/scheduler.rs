@@ -239,13 +239,16 @@ pub fn resume(level: usize, c: Continuation, return_to_host: bool) {
     unsafe { fiber::switch(&mut *host(level), &*paused) };
 }
 
-/// The live parts of the stacks of the threads that can still run, `(start, length)` (from
-/// each suspended fiber's stack pointer to the top of its stack), into `out`; how many. A
+/// The live parts of the stacks of the threads that can still run and of the running one,
+/// `(start, length)` (from each suspended fiber's stack pointer to the top of its stack), into
+/// `out`; how many. A
 /// paused execution's image needs these and nothing else of the stack pool.
 pub fn live_stacks(out: &mut [(usize, usize)]) -> usize {
     with(|s| {
         let mut n = 0;
-        for th in s.threads.iter().filter(|t| !t.finished) {
+        // The thread that paused may have finished already: it pauses on its way out, in the
+        // decision that hands over to the next thread.
+        for (_, th) in s.threads.iter().enumerate().filter(|&(i, t)| !t.finished || i == s.current) {
             let sp = th.fiber.sp() as usize;
             let top = th.stack.1 as usize;
             if sp != 0 && sp < top && n < out.len() {
