@@ -63,7 +63,7 @@ def main():
         f.write(f"- Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC\n- Command: `{cmd}`\n")
         f.write(f"- Machine: nproc={os.cpu_count()}, CPU: {cpu}, load before: {os.getloadavg()[0]:.2f}\n")
         f.write(f"- Each figure: `irs explore --random {a.executions}` (random schedules from `main`, or with `--snapshot-at K` from a snapshot of the default execution after K steps), median of {a.repeats} runs; the persistent worker (default) and `--fork-each` (a process per execution) alternate run by run\n")
-        f.write("- Snapshots always fork: a run from a snapshot is a process forked from the paused execution in both modes\n\n")
+        f.write("- From a snapshot: the persistent worker of the paused execution restores its image and resumes it; with `--fork-each` a process is forked from the paused execution per run\n\n")
         f.write("| program | executor | executions/s (median) | min | max | fork µs | run µs | transfer µs |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
         for p, mode, med, lo, hi, s in rows:
             f.write(f"| {p} | {mode} | {med:.0f} | {lo} | {hi} | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} |\n")

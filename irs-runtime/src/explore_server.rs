@@ -438,7 +438,7 @@ fn read_output(out_buf: &mut [u8]) -> usize {
 
 /// How long a serving loop polls for the next request at most before it sleeps in `read`: the
 /// verifier decides the next execution in about 100 µs (see `explore_protocol::SpinBudget`).
-const REQUEST_SPIN_US: u32 = 200;
+const REQUEST_SPIN_US: u32 = 2000;
 
 /// Arm (or, with 0, disarm) the time limit of a persistent execution: `SIGALRM`, whose default
 /// action ends the worker, which the server then reports as a time-out.

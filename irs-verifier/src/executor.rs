@@ -130,7 +130,7 @@ pub struct Executor {
 
 /// How long the executor polls for a response at most before it sleeps in `read` (a small
 /// program's execution takes tens of µs; see `explore_protocol::SpinBudget`).
-const RESPONSE_SPIN_US: u32 = 500;
+const RESPONSE_SPIN_US: u32 = 2000;
 
 fn memfd(name: &std::ffi::CStr, bytes: usize) -> Result<File, ExecError> {
     // SAFETY: creating a new anonymous file; ownership goes to the returned File.

@@ -287,13 +287,15 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
 
 /// Read one frame's body into `buf` (no allocation); its length.
 /// How long one end of the explore channel polls for the next frame before it sleeps on the
-/// pipe, adapted to what polling achieves. Both ends wait for each other's frames for tens of
-/// µs at a time, and a process asleep on a pipe takes about as long again to wake on this VM
+/// pipe, adapted to what polling costs. Both ends wait for each other's frames for tens to
+/// hundreds of µs at a time, and a process asleep on a pipe takes tens of µs to wake on this VM
 /// (its idle CPU has to be woken first): polling first halves the cost of a short execution.
 /// But when other work keeps the CPUs busy, a polling process competes with it for its time
 /// slices (and loses the priority the scheduler gives a woken sleeper), and waits of µs turn
-/// into waits of ms: then polling times out, the budget halves down to nothing, and the end
-/// sleeps, probing now and then whether polling pays again.
+/// into waits of ms. So when polling runs out, it looks at how much of the CPU it got meanwhile:
+/// nearly all of it (the CPU was idle but for us: polling costs nothing) and the budget doubles,
+/// up to its maximum; much less (others wanted the CPU) and it halves, down to nothing; with
+/// nothing, a short probe now and then tells whether polling pays again.
 #[derive(Clone, Copy, Debug)]
 pub struct SpinBudget {
     limit_us: u32,
@@ -305,6 +307,13 @@ pub struct SpinBudget {
 const PROBE_EVERY: u32 = 256;
 const PROBE_US: u32 = 20;
 
+fn thread_cpu_micros() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: reading a clock into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
+}
+
 impl SpinBudget {
     pub const fn new(max_us: u32) -> SpinBudget {
         SpinBudget { limit_us: max_us, max_us, idle: 0 }
@@ -315,8 +324,8 @@ impl SpinBudget {
         self.limit_us
     }
 
-    /// Poll `fd` until it is readable or the budget is spent, then adapt the budget; a read of
-    /// the next frame then does not sleep, or sleeps as it would have anyway.
+    /// Poll `fd` until it is readable or the budget is spent; a read of the next frame then does
+    /// not sleep, or sleeps as it would have anyway.
     pub fn wait_readable(&mut self, fd: i32) {
         let limit = if self.limit_us > 0 {
             self.limit_us
@@ -327,25 +336,39 @@ impl SpinBudget {
             }
             PROBE_US
         };
-        let started = std::time::Instant::now();
-        let limit = std::time::Duration::from_micros(limit as u64);
+        let (started, cpu_at_start) = (std::time::Instant::now(), thread_cpu_micros());
+        let budget = std::time::Duration::from_micros(limit as u64);
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         loop {
             // SAFETY: polling the caller's descriptor with a zero timeout.
             if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
-                // Caught it: polling pays; back to the full budget.
-                self.limit_us = self.max_us;
-                self.idle = 0;
+                if self.limit_us == 0 {
+                    // A probe caught it: polling pays again.
+                    self.limit_us = self.max_us;
+                    self.idle = 0;
+                }
                 return;
             }
-            if started.elapsed() >= limit {
-                break;
+            let wall = started.elapsed();
+            if wall >= budget {
+                let cpu = thread_cpu_micros().saturating_sub(cpu_at_start);
+                if cpu * 10 >= wall.as_micros() as u64 * 9 {
+                    // The CPU was ours all along: polling longer costs nothing.
+                    self.limit_us = limit.saturating_mul(2).min(self.max_us);
+                    self.idle = 0;
+                } else {
+                    self.limit_us /= 2;
+                    if self.limit_us < PROBE_US {
+                        self.limit_us = 0;
+                    }
+                }
+                return;
             }
-            std::hint::spin_loop();
-        }
-        self.limit_us /= 2;
-        if self.limit_us < PROBE_US {
-            self.limit_us = 0;
+            // Yield between polls: when another task wants this CPU it runs, and the CPU time
+            // we got tells (the rule above) that polling is in the way; when none does, the
+            // yield returns at once.
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
         }
     }
 }
@@ -369,19 +392,67 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spin_budget_halves_when_polling_fails_and_recovers_when_it_pays() {
+    fn spin_budget_grows_on_an_idle_cpu_and_shrinks_when_the_cpu_is_taken() {
         let mut fds = [0i32; 2];
         // SAFETY: a fresh pipe for this test.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        let mut b = SpinBudget::new(200);
-        // Nothing to read: each wait spends its budget and halves it, down to nothing.
+        // Nothing to read and the CPU ours: the budget doubles up to its maximum.
+        let mut b = SpinBudget::new(800);
+        b.limit_us = 100;
         let mut seen = Vec::new();
-        while b.limit_us() > 0 {
+        for _ in 0..4 {
             b.wait_readable(fds[0]);
             seen.push(b.limit_us());
         }
-        assert_eq!(seen, [100, 50, 25, 0]);
-        // Then it only probes now and then; once a probe finds a frame waiting, back to full.
+        // (A test thread may lose its CPU now and then: then it halves instead.)
+        assert!(seen.iter().filter(|&&l| l > 100).count() >= 2, "{seen:?}");
+        // Taken: a busy thread on the same CPU gets half of it, and the budget shrinks.
+        // SAFETY: pinning this thread to CPU 0 (and restoring its mask below).
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old) };
+        let pin = || {
+            // SAFETY: a set with CPU 0 only, applied to the calling thread.
+            unsafe {
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut one);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
+            }
+        };
+        pin();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let hog = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                pin();
+                // Relaxed: a flag to end a busy loop; nothing else is published through it.
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        b.limit_us = 800;
+        let mut shrank = false;
+        for _ in 0..8 {
+            b.wait_readable(fds[0]);
+            shrank |= b.limit_us() < 800;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        hog.join().unwrap();
+        // SAFETY: restoring this thread's CPU mask.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &old) };
+        assert!(shrank, "a budget polled on a shared CPU should shrink");
+        // SAFETY: closing our own pipe.
+        unsafe { libc::close(fds[0]); libc::close(fds[1]) };
+    }
+
+    #[test]
+    fn spin_budget_probes_when_it_has_run_out_and_recovers() {
+        let mut fds = [0i32; 2];
+        // SAFETY: a fresh pipe for this test.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let mut b = SpinBudget::new(400);
+        b.limit_us = 0;
         // SAFETY: writing a byte into our own pipe.
         assert_eq!(unsafe { libc::write(fds[1], [1u8].as_ptr() as *const libc::c_void, 1) }, 1);
         let mut waits = 0;
@@ -389,7 +460,7 @@ mod tests {
             b.wait_readable(fds[0]);
             waits += 1;
         }
-        assert_eq!((waits, b.limit_us()), (PROBE_EVERY, 200));
+        assert_eq!((waits, b.limit_us()), (PROBE_EVERY, 400));
         // SAFETY: closing our own pipe.
         unsafe { libc::close(fds[0]); libc::close(fds[1]) };
     }
