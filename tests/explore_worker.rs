@@ -140,6 +140,34 @@ int main(void) {
     assert!(same(&first, &f) || logical(&first.trace) == logical(&f.trace), "a forked execution does the same");
 }
 
+/// A program whose thread, when it runs before `main` arms it, ends the execution's process:
+/// with a fatal signal (argument 1), `_exit(7)` (2) or by never stopping (3).
+const MORTAL: &str = r#"#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+int how, armed, g;
+void *t(void *a) {
+  g++;
+  if (!armed) {
+    if (how == 1) raise(SIGTERM);
+    if (how == 2) _exit(7);
+    if (how == 3) for (volatile long i = 0;; i++) {}
+  }
+  return a;
+}
+int main(int argc, char **argv) {
+  how = atoi(argv[1]);
+  g = 1;
+  g = 2;
+  pthread_t x;
+  pthread_create(&x, 0, t, 0);
+  armed = 1;
+  pthread_join(x, 0);
+  return 0;
+}
+"#;
+
 /// A worker that dies with its execution (a fatal signal, `_exit` from a thread, a time-out) is
 /// replaced:
 /// the executor gets the same answer as from a forked child, and the next executions are the
@@ -150,28 +178,7 @@ fn a_dead_worker_is_replaced() {
     let exe = build(
         &dir,
         "mortal",
-        r#"#include <pthread.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <unistd.h>
-int how, armed;
-void *t(void *a) {
-  if (!armed) {
-    if (how == 1) raise(SIGTERM);
-    if (how == 2) _exit(7);
-    if (how == 3) for (volatile long i = 0;; i++) {}
-  }
-  return a;
-}
-int main(int argc, char **argv) {
-  how = atoi(argv[1]);
-  pthread_t x;
-  pthread_create(&x, 0, t, 0);
-  armed = 1;
-  pthread_join(x, 0);
-  return 0;
-}
-"#,
+        MORTAL,
     );
     // The default schedule arms before the thread runs; a schedule that runs the thread first
     // kills the execution's process.
@@ -198,31 +205,7 @@ fn a_snapshot_outlives_its_dead_workers() {
     let exe = build(
         &dir,
         "mortal_snap",
-        r#"#include <pthread.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <unistd.h>
-int how, armed, g;
-void *t(void *a) {
-  g++;
-  if (!armed) {
-    if (how == 1) raise(SIGTERM);
-    if (how == 2) _exit(7);
-    if (how == 3) for (volatile long i = 0;; i++) {}
-  }
-  return a;
-}
-int main(int argc, char **argv) {
-  how = atoi(argv[1]);
-  g = 1;
-  g = 2;
-  pthread_t x;
-  pthread_create(&x, 0, t, 0);
-  armed = 1;
-  pthread_join(x, 0);
-  return 0;
-}
-"#,
+        MORTAL,
     );
     for (arg, expect) in [("1", Outcome::Signal(libc::SIGTERM)), ("2", Outcome::Exit(7)), ("3", Outcome::Timeout { millis: 500 })] {
         let mut ex = Executor::start(&exe, &[arg.to_string()], Options { timeout: Duration::from_millis(500), ..Default::default() }).unwrap();
