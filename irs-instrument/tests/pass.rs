@@ -7,7 +7,8 @@ use irs_instrument::site_report::Decision;
 use std::process::Command;
 
 fn bitcode(name: &str, c: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("irs-pass-test-{}-{name}", std::process::id()));
+    // Under the target directory (kept for inspection, replaced by the next run), not in /tmp.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("irs-pass-test-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, c).unwrap();
