@@ -369,10 +369,6 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
                 }
             }
             set_timer(0);
-            // SAFETY: the execution has ended and nothing of it runs any more; this loop keeps
-            // nothing in restored memory across the call (its buffers are excluded, its state is
-            // on this stack).
-            unsafe { image.restore() };
             let micros = started.elapsed().as_micros() as u64;
             let n = read_output(out_buf);
             let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, 0, &out_buf[..n]);
@@ -380,6 +376,14 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             if output.write_all(&resp_buf[..len]).is_err() {
                 level.leave();
             }
+            // Restored after the answer, not before: the executor reads the trace (shared
+            // memory, not part of the image) and decides the next schedule meanwhile, so the
+            // restore runs on the other core off the critical path. A next request waits in the
+            // pipe until it is done.
+            // SAFETY: the execution has ended and nothing of it runs any more; this loop keeps
+            // nothing in restored memory across the call (its buffers are excluded, its state is
+            // on this stack).
+            unsafe { image.restore() };
             continue;
         }
         // SAFETY: one thread runs here (every logical thread is a fiber), so fork is safe.

@@ -68,16 +68,20 @@ struct TreeNode {
     children: Vec<Child>,
 }
 
+/// A slot of the event table. A pruned event's slot keeps its vectors (their capacity) for the
+/// next event made in it: exploration makes and prunes events at a steady rate, and allocating
+/// and freeing their parts was a fifth of the verifier's own time.
 struct Event {
+    live: bool,
     action: ActionIdx,
     /// The kind as it happens with this history (trylock or trylock-fail).
     kind: EventKind,
     /// Parallel to the action's objects.
-    nodes: Box<[TreeNode]>,
-    /// The skip pointers of all its nodes (one allocation per event, not per node).
-    skips: Box<[EventIdx]>,
+    nodes: Vec<TreeNode>,
+    /// The skip pointers of all its nodes (one vector per event, not per node).
+    skips: Vec<EventIdx>,
     /// `(object, last event on it in [e])`, sorted by object.
-    frontier: Box<[(ObjIdx, EventIdx)]>,
+    frontier: Vec<(ObjIdx, EventIdx)>,
     /// The next event whose key (action, predecessors) has the same hash.
     same_hash: Option<EventIdx>,
 }
@@ -120,7 +124,7 @@ fn key_hash(action: ActionIdx, preds: &[Option<EventIdx>]) -> u64 {
 }
 
 pub struct Unfolding {
-    events: Vec<Option<Event>>,
+    events: Vec<Event>,
     free: Vec<EventIdx>,
     by_key: PassHashMap<EventIdx>,
     actions: Vec<Action>,
@@ -138,6 +142,8 @@ pub struct Unfolding {
     scratch_frontier: Vec<(ObjIdx, EventIdx)>,
     scratch_merged: Vec<(ObjIdx, EventIdx)>,
     scratch_skips: Vec<EventIdx>,
+    scratch_nodes: Vec<(ObjIdx, Option<EventIdx>, u32, u16, u16)>,
+    scratch_preds: Vec<Option<EventIdx>>,
     live: usize,
     created: u64,
 }
@@ -157,6 +163,8 @@ impl Unfolding {
             scratch_frontier: Vec::new(),
             scratch_merged: Vec::new(),
             scratch_skips: Vec::new(),
+            scratch_nodes: Vec::new(),
+            scratch_preds: Vec::new(),
             live: 0,
             created: 0,
         }
@@ -197,7 +205,9 @@ impl Unfolding {
     }
 
     fn ev(&self, e: EventIdx) -> &Event {
-        self.events[e.0 as usize].as_ref().expect("a live event")
+        let ev = &self.events[e.0 as usize];
+        assert!(ev.live, "a live event");
+        ev
     }
 
     /// Events in `U` now, and ever created.
@@ -371,7 +381,7 @@ impl Unfolding {
                 }
                 Some(&mut self.roots[i])
             }
-            Some(p) => self.events[p.0 as usize].as_mut().and_then(|e| e.nodes.iter_mut().find(|n| n.obj == o)).map(|n| &mut n.children),
+            Some(p) => Some(&mut self.events[p.0 as usize]).filter(|e| e.live).and_then(|e| e.nodes.iter_mut().find(|n| n.obj == o)).map(|n| &mut n.children),
         }
     }
 
@@ -408,7 +418,15 @@ impl Unfolding {
         let idx = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.events.push(None);
+                self.events.push(Event {
+                    live: false,
+                    action,
+                    kind,
+                    nodes: Vec::new(),
+                    skips: Vec::new(),
+                    frontier: Vec::new(),
+                    same_hash: None,
+                });
                 EventIdx(self.events.len() as u32 - 1)
             }
         };
@@ -454,7 +472,8 @@ impl Unfolding {
                 Err(i) => frontier.insert(i, (o, idx)),
             }
         }
-        let mut nodes = Vec::with_capacity(objects.len());
+        let mut nodes = std::mem::take(&mut self.scratch_nodes);
+        nodes.clear();
         let mut skips = std::mem::take(&mut self.scratch_skips);
         skips.clear();
         for (&o, &pred) in objects.iter().zip(preds) {
@@ -468,17 +487,33 @@ impl Unfolding {
                     dist *= step;
                 }
             }
-            nodes.push(TreeNode { obj: o, pred, depth, skip_at: skip_at as u16, skip_len: (skips.len() - skip_at) as u16, children: Vec::new() });
+            nodes.push((o, pred, depth, skip_at as u16, (skips.len() - skip_at) as u16));
             let child = Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(u64::MAX) };
             self.child_list_mut(o, pred).expect("a predecessor is a live event").push(child);
         }
-        let (frontier_box, skips_box): (Box<[(ObjIdx, EventIdx)]>, Box<[EventIdx]>) = (frontier[..].into(), skips[..].into());
+        let same_hash = self.by_key.insert(key_hash(action, preds), idx);
+        // Into the slot's own vectors (left from the event pruned there, if any).
+        let ev = &mut self.events[idx.0 as usize];
+        ev.nodes.truncate(nodes.len());
+        for (i, &(obj, pred, depth, skip_at, skip_len)) in nodes.iter().enumerate() {
+            match ev.nodes.get_mut(i) {
+                Some(n) => {
+                    n.children.clear();
+                    (n.obj, n.pred, n.depth, n.skip_at, n.skip_len) = (obj, pred, depth, skip_at, skip_len);
+                }
+                None => ev.nodes.push(TreeNode { obj, pred, depth, skip_at, skip_len, children: Vec::new() }),
+            }
+        }
+        ev.skips.clear();
+        ev.skips.extend_from_slice(&skips);
+        ev.frontier.clear();
+        ev.frontier.extend_from_slice(&frontier);
+        (ev.live, ev.action, ev.kind, ev.same_hash) = (true, action, kind, same_hash);
         self.scratch_frontier = frontier;
         self.scratch_merged = merged;
         self.scratch_skips = skips;
         self.scratch_objs = objects;
-        let same_hash = self.by_key.insert(key_hash(action, preds), idx);
-        self.events[idx.0 as usize] = Some(Event { action, kind, nodes: nodes.into(), skips: skips_box, frontier: frontier_box, same_hash });
+        self.scratch_nodes = nodes;
         self.live += 1;
         self.created += 1;
         (idx, true)
@@ -486,45 +521,39 @@ impl Unfolding {
 
     /// Every live event.
     pub fn all(&self) -> impl Iterator<Item = EventIdx> + '_ {
-        self.events.iter().enumerate().filter(|(_, e)| e.is_some()).map(|(i, _)| EventIdx(i as u32))
+        self.events.iter().enumerate().filter(|(_, e)| e.live).map(|(i, _)| EventIdx(i as u32))
     }
 
-    /// Remove every event not in `keep`, which must be causally closed.
+    /// Remove every event not in `keep`, which must be causally closed. The slots stay, with
+    /// their vectors, for the events made next; the child lists and the hash index are rebuilt
+    /// from the survivors in one pass each (cheaper than unlinking each removed event).
     pub fn retain(&mut self, keep: &[bool]) {
-        for i in 0..self.events.len() {
-            if self.events[i].is_none() || keep.get(i).copied().unwrap_or(false) {
+        let kept = |e: EventIdx| keep.get(e.0 as usize).copied().unwrap_or(false);
+        for (i, ev) in self.events.iter_mut().enumerate() {
+            if ev.live && !kept(EventIdx(i as u32)) {
+                ev.live = false;
+                self.live -= 1;
+            }
+        }
+        self.by_key.clear();
+        self.free.clear();
+        let mut preds = std::mem::take(&mut self.scratch_preds);
+        for i in (0..self.events.len()).rev() {
+            let ev = &mut self.events[i];
+            if !ev.live {
+                self.free.push(EventIdx(i as u32));
                 continue;
             }
-            let e = EventIdx(i as u32);
-            let ev = self.events[i].take().expect("checked");
-            // Out of its predecessors' child lists (a predecessor removed before it took its list
-            // along; its own children are not kept either, `keep` being causally closed).
-            for n in ev.nodes.iter() {
-                if let Some(v) = self.child_list_mut(n.obj, n.pred) {
-                    v.retain(|c| c.event != e);
-                }
+            for n in ev.nodes.iter_mut() {
+                n.children.retain(|c| kept(c.event));
             }
-            // Unlink from the chain of its hash.
-            let preds: Vec<Option<EventIdx>> = ev.nodes.iter().map(|n| n.pred).collect();
-            let h = key_hash(ev.action, &preds);
-            if self.by_key.get(&h) == Some(&e) {
-                match ev.same_hash {
-                    Some(next) => self.by_key.insert(h, next),
-                    None => self.by_key.remove(&h),
-                };
-            } else {
-                let mut at = self.by_key.get(&h).copied();
-                while let Some(x) = at {
-                    let xe = self.events[x.0 as usize].as_mut().expect("chained events are live");
-                    if xe.same_hash == Some(e) {
-                        xe.same_hash = ev.same_hash;
-                        break;
-                    }
-                    at = xe.same_hash;
-                }
-            }
-            self.free.push(e);
-            self.live -= 1;
+            preds.clear();
+            preds.extend(ev.nodes.iter().map(|n| n.pred));
+            ev.same_hash = self.by_key.insert(key_hash(ev.action, &preds), EventIdx(i as u32));
+        }
+        self.scratch_preds = preds;
+        for v in self.roots.iter_mut() {
+            v.retain(|c| kept(c.event));
         }
     }
 
