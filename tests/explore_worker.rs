@@ -276,3 +276,56 @@ int main(void) {
         }
     }
 }
+
+/// Snapshots nested in snapshots, as `irs verify --snapshot-gap 1` makes them: the image each
+/// level's worker restores after every run is about the program's own writable memory, whatever
+/// the depth (a worker's own image, inherited by the execution it forked, was once copied into
+/// the next level's, megabytes more per level). Every count stays as without snapshots.
+#[test]
+fn nested_snapshot_images_do_not_grow_with_depth() {
+    let dir = scratch("explore_worker/nested_images");
+    let exe = build(
+        &dir,
+        "nested",
+        r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x;
+void *w(void *p) { for (int k = 0; k < 2; k++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return p; }
+int main(void) {
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, w, 0);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+  return x == 6 ? 0 : 1;
+}
+"#,
+    );
+    let log = dir.join("images.txt");
+    let _ = std::fs::remove_file(&log);
+    let traces = |extra: &[&str], debug: bool| {
+        let mut cmd = std::process::Command::new(irs());
+        cmd.args(["verify", "--json"]).args(extra).arg("--").arg(&exe);
+        if debug {
+            cmd.env("IRS_EXPLORE_DEBUG", &log);
+        }
+        let out = run(&mut cmd, None, T).unwrap();
+        assert!(out.status.success(), "{}", out.stderr);
+        let last = out.stdout.lines().last().unwrap().to_string();
+        let j: serde_json::Value = serde_json::from_str(&last).unwrap();
+        (j["traces"].as_u64().unwrap(), j["ssb"].as_u64().unwrap())
+    };
+    assert_eq!(traces(&["--snapshot-gap", "1"], true), traces(&[], false));
+    // "worker image (level L): B bytes in R ranges", one line per worker.
+    let mut by_level: std::collections::BTreeMap<u32, u64> = Default::default();
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let level: u32 = words[3].trim_end_matches("):").parse().unwrap();
+        let bytes: u64 = words[4].parse().unwrap();
+        let e = by_level.entry(level).or_default();
+        *e = (*e).max(bytes);
+    }
+    assert!(by_level.len() >= 4, "snapshots nested 3 deep at least: {by_level:?}");
+    let root = by_level[&0];
+    for (level, bytes) in &by_level {
+        assert!(*bytes < root + (256 << 10), "level {level}: {bytes} bytes against {root} at the root: {by_level:?}");
+    }
+}

@@ -400,6 +400,15 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             match level {
                 Level::Root => return Continue::Execution(c),
                 Level::Snapshot { level, mark, .. } => {
+                    if let Some((image, _)) = persistent {
+                        // The worker's image is no part of the execution this child goes on
+                        // with, and a snapshot taken in it would otherwise copy it (megabytes
+                        // per nested level, restored after every run there). (From the root,
+                        // returning drops it.)
+                        // SAFETY: this process never restores the image, and never returns to
+                        // drop it: it ends, or serves a new level with an image of its own.
+                        unsafe { image.unmap() };
+                    }
                     // The paused execution goes on in this process, which it ends.
                     scheduler::restart_from(mark);
                     scheduler::resume(level, c, false);

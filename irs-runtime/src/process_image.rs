@@ -275,13 +275,26 @@ impl ProcessImage {
     }
 }
 
-impl Drop for ProcessImage {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the two mappings we made.
+impl ProcessImage {
+    /// Unmap the image's own memory, in a process that will never restore it (a child forked
+    /// from a worker, which an image taken later in it must not include).
+    ///
+    /// # Safety
+    /// Nothing may use the image afterwards, nor drop it (which would unmap whatever was mapped
+    /// there since): the process must end without returning to its owner.
+    pub unsafe fn unmap(&self) {
+        // SAFETY: our two mappings; per the contract nobody reads them again.
         unsafe {
             libc::munmap(self.copy as *mut c_void, self.copy_len);
             libc::munmap(self.meta as *mut c_void, self.meta_len);
         }
+    }
+}
+
+impl Drop for ProcessImage {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the two mappings we made, which nothing uses any more.
+        unsafe { self.unmap() };
     }
 }
 
