@@ -130,12 +130,14 @@ enum Command {
         /// Skip-pointer step of the unfolding's object trees.
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
         skip_step: u32,
-        /// Start runs from paused executions (forked processes) at backtracking points at least
-        /// STEPS deeper than the last one, instead of re-running their prefix in the persistent
-        /// worker. Pays off only for programs whose prefix is expensive to re-run (a long
-        /// computation before the threads); 48 is a good start.
-        #[arg(long, value_name = "STEPS", value_parser = clap::value_parser!(u64).range(1..))]
+        /// Start runs from paused executions (snapshots) at every backtracking point with more
+        /// than one alternative at least STEPS deeper than the last one, instead of where they
+        /// pay for themselves (the default, measured as the exploration goes).
+        #[arg(long, value_name = "STEPS", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_snapshots")]
         snapshot_gap: Option<u64>,
+        /// Never start runs from paused executions: re-run every prefix from `main`.
+        #[arg(long)]
+        no_snapshots: bool,
         /// Prune the unfolding to Q(C,D) once it holds this many events (and has doubled since).
         #[arg(long, default_value_t = irs_verifier::qpor::DEFAULT_PRUNE_AT)]
         prune_at: usize,
@@ -320,7 +322,16 @@ fn main() -> ExitCode {
     // other Unix tools, instead of failing a print.
     // SAFETY: restoring the default action of SIGPIPE before anything else runs.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => e.exit(),
+        Err(e) => {
+            // A usage error: its first line (clap adds a tip and the usage below it).
+            let text = e.render().to_string();
+            eprintln!("{} (see --help)", text.lines().next().unwrap_or("error: bad arguments"));
+            return ExitCode::from(2);
+        }
+    };
     match cli.command {
         Command::Cc { args } => {
             if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") && args.len() == 1 {
@@ -417,7 +428,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, prune_at, publish, status_file, stdin, fork_each, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, publish, status_file, stdin, fork_each, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -438,7 +449,11 @@ fn main() -> ExitCode {
                 max_executions,
                 time_limit: time_limit.map(std::time::Duration::from_secs_f64),
                 skip_step,
-                snapshot_gap: snapshot_gap.map(|g| g as usize),
+                snapshots: match (no_snapshots, snapshot_gap) {
+                    (true, _) => irs_verifier::qpor::SnapshotPolicy::Off,
+                    (false, Some(g)) => irs_verifier::qpor::SnapshotPolicy::Gap(g as usize),
+                    (false, None) => irs_verifier::qpor::SnapshotPolicy::Auto,
+                },
                 first_schedule: None,
                 prune_at,
             };
@@ -467,11 +482,12 @@ fn main() -> ExitCode {
                         s.executions, s.ssb, s.traces, s.events_created, s.events_peak
                     );
                     println!(
-                        "time: {secs:.2} s ({:.0}% running the program, {:.0}% with transfer; {} runs, {:.0} runs/s); peak memory {} MB",
+                        "time: {secs:.2} s ({:.0}% running the program, {:.0}% with transfer; {} runs, {:.0} runs/s, {} from snapshots made); peak memory {} MB",
                         100.0 * s.program_micros as f64 / 1e6 / secs.max(1e-9),
                         100.0 * s.executor_micros as f64 / 1e6 / secs.max(1e-9),
                         s.runs,
                         s.runs as f64 / secs.max(1e-9),
+                        s.snapshots,
                         o.peak_rss_kb / 1024
                     );
                     if let Some(why) = &o.report.stopped {

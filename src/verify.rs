@@ -293,6 +293,7 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "ssb": s.ssb,
         "executions": s.executions,
         "runs": s.runs,
+        "snapshots": s.snapshots,
         "events": s.events_created,
         "events_peak": s.events_peak,
         "seconds": secs,

@@ -129,6 +129,7 @@ fn bad_input_gets_one_line_and_exit_2() {
     let d = scratch("verify_cli/bad");
     assert_clean_error(&verify(&d, &[], Path::new("/bin/true")), "not built by irs cc");
     assert_clean_error(&verify(&d, &[], &d.join("missing")), "no such program");
+    assert_clean_error(&verify(&d, &["--bogus"], Path::new("/bin/true")), "unexpected argument '--bogus'");
     let ctor = build(&d, "ctor", "#include <stdlib.h>\n__attribute__((constructor)) static void boom(void) { abort(); }\nint main(void) { return 0; }\n", &[]);
     assert_clean_error(&verify(&d, &[], &ctor), "did not start as an irs fork server");
     // Behaviour that depends on the process (its pid) rather than on the schedule.
@@ -184,4 +185,45 @@ fn crashes_and_programs_that_never_stop_are_reported() {
     let j = json(&o);
     assert_eq!(j["verdict"], "incomplete", "{j}");
     assert_eq!(j["violations"][0]["kind"], "event-limit", "{j}");
+}
+
+/// A program that computes for milliseconds before its threads start: by default the verifier
+/// pauses an execution after that prefix (a snapshot) once re-running it has cost as much as a
+/// snapshot, and runs the rest of the exploration from there. The counts are those of runs
+/// from `main`; the program's running time drops to a fraction.
+#[test]
+fn an_expensive_prefix_is_run_once_from_a_snapshot() {
+    let dir = scratch("verify_cli/expensive_prefix");
+    let prog = build(
+        &dir,
+        "prefix",
+        r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x;
+volatile unsigned long sink;
+void *w(void *p) { for (int k = 0; k < 2; k++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return p; }
+int main(void) {
+  unsigned long v = 1;
+  for (long i = 0; i < 4000000; i++) v = v * 6364136223846793005ul + 1442695040888963407ul;
+  sink = v;
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, w, 0);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+  return x == 6 ? 0 : 1;
+}
+"#,
+        &[],
+    );
+    let off = json(&verify(&dir, &["--json", "--no-snapshots"], &prog));
+    let auto = json(&verify(&dir, &["--json"], &prog));
+    assert_eq!(off["snapshots"], 0);
+    assert!(auto["snapshots"].as_u64().unwrap() >= 1, "{auto}");
+    for key in ["traces", "ssb", "executions", "verdict"] {
+        assert_eq!(auto[key], off[key], "{key}");
+    }
+    assert_eq!(auto["traces"], 90);
+    let (a, o) = (auto["program_seconds"].as_f64().unwrap(), off["program_seconds"].as_f64().unwrap());
+    assert!(a < o / 2.0, "the prefix re-run: {a} s of program time with snapshots, {o} s without");
+    // The options conflict: one line, exit 2.
+    assert_clean_error(&verify(&dir, &["--no-snapshots", "--snapshot-gap", "4"], &prog), "--no-snapshots");
 }

@@ -109,6 +109,19 @@ struct Scheduler {
     heap: BTreeMap<u64, (u64, u32, u32)>,
     /// Thread-specific data keys created so far (`true` while not deleted), and destructors.
     keys: Vec<(bool, Option<extern "C" fn(*mut c_void)>)>,
+    /// The execution's clock: `now - clock_base` is its running time since `main` (µs), moved
+    /// forward when a continuation resumes it so that the pause does not count.
+    clock_base: u64,
+    /// Its running time when it paused at a snapshot.
+    paused_at: u64,
+}
+
+/// Monotonic µs (the vDSO: tens of ns, once per decision).
+fn now_micros() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: reading a clock into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -188,6 +201,8 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         policy: c.policy,
         heap: BTreeMap::new(),
         keys: Vec::new(),
+        clock_base: now_micros(),
+        paused_at: 0,
     };
     s.buffer.thread(0, None, 0);
     // `T0` starts with the live TLS block as it is (the OS thread's), like a program's `main`.
@@ -334,6 +349,11 @@ impl Scheduler {
         }
     }
 
+    /// The execution's running time so far, µs (saturating at `u32::MAX`: 71 minutes).
+    fn elapsed(&self) -> u32 {
+        now_micros().saturating_sub(self.clock_base).min(u32::MAX as u64) as u32
+    }
+
     fn describe_wait(&self, t: usize) -> Option<String> {
         let op = self.threads[t].pending?;
         Some(match op.kind {
@@ -354,9 +374,11 @@ impl Scheduler {
 /// thread (`me`) has been granted its pending operation; never returns if `me` has finished.
 fn decide(me: usize) {
     if with(|s| s.snapshot_at == Some(s.step)) {
+        with(|s| s.paused_at = now_micros().saturating_sub(s.clock_base));
         // Returns in a continuation, with what it should do from here.
         let c = crate::explore_server::pause();
         with(|s| {
+            s.clock_base = now_micros().saturating_sub(s.paused_at);
             s.schedule_len = c.schedule_len;
             s.policy = c.policy;
             s.snapshot_at = c.snapshot_at;
@@ -377,7 +399,7 @@ fn decide(me: usize) {
         if enabled.is_empty() {
             // For the verifier: what the blocked threads wait to do (a pseudo step).
             let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();
-            s.buffer.step(BLOCKED_STEP, &blocked);
+            s.buffer.step(BLOCKED_STEP, &blocked, s.elapsed());
             let waits: Vec<String> =
                 (0..s.threads.len()).filter(|&t| !s.threads[t].finished).filter_map(|t| s.describe_wait(t)).collect();
             return Err(waits.join("; "));
@@ -403,7 +425,8 @@ fn decide(me: usize) {
         for (slot, &t) in ops_buf.iter_mut().zip(enabled) {
             *slot = s.threads[t].pending.expect("enabled threads have one");
         }
-        if !s.buffer.step(chosen as u32, &ops_buf[..n]) {
+        let micros = s.elapsed();
+        if !s.buffer.step(chosen as u32, &ops_buf[..n], micros) {
             return Ok(Ok(None));
         }
         s.step += 1;

@@ -70,6 +70,10 @@ pub struct Execution {
     /// Violations and crashes of other threads after the first, which is the outcome (a thread
     /// that fails halts; the others go on).
     pub more_bugs: Vec<Outcome>,
+    /// Per step of the trace, the program's running time since `main` when it was decided, µs
+    /// (for a run from a snapshot, the prefix counts as it ran when the snapshot was made): what
+    /// re-running the schedule up to there costs.
+    pub step_micros: Vec<u32>,
     /// Fork to end, as the server measured it.
     pub micros: u64,
     /// Of which the fork call in the server.
@@ -363,7 +367,7 @@ impl Executor {
             steps: raw.steps,
             outcome,
         };
-        Ok(Execution { trace, blocked: raw.blocked, more_bugs: raw.more_bugs, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
+        Ok(Execution { trace, blocked: raw.blocked, more_bugs: raw.more_bugs, step_micros: raw.step_micros, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
     }
 
     pub fn program(&self) -> PathBuf {

@@ -27,6 +27,28 @@ pub const DEFAULT_PRUNE_AT: usize = 4096;
 /// Paused executions kept at once (each is a process).
 const MAX_SNAPSHOTS: usize = 16;
 
+/// Where the exploration pauses an execution (a snapshot, DESIGN §7) so that the runs below a
+/// backtracking point continue it instead of re-running its prefix from `main`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotPolicy {
+    /// Never: every run from `main` in the persistent worker.
+    Off,
+    /// At every backtracking point with more than one alternative, at least this many steps
+    /// below the last snapshot.
+    Gap(usize),
+    /// Where it has paid for itself already: at a backtracking point whose subtree has spent,
+    /// re-running the prefix below the last snapshot, as much as a snapshot costs (both
+    /// measured as the exploration goes). The rule of ski rental: whatever the size of the
+    /// subtree, the time lost to re-running plus snapshots is at most about twice what the best
+    /// choice in hindsight loses. For most programs the prefix costs microseconds and a
+    /// snapshot milliseconds, and no snapshot is made.
+    Auto,
+}
+
+/// A snapshot's cost before any is measured (µs: fork, the run to the pause, the worker's image,
+/// the release), about what this machine takes.
+const FIRST_SNAPSHOT_COST_US: f64 = 2_000.0;
+
 #[derive(Clone, Debug)]
 pub struct Options {
     /// `Some(k)`: k-partial alternatives; `None`: optimal.
@@ -35,10 +57,8 @@ pub struct Options {
     pub time_limit: Option<Duration>,
     /// Skip-pointer step of the object trees.
     pub skip_step: u32,
-    /// Start runs from paused executions (snapshots) at backtracking points at least this many
-    /// steps deep, instead of from `main`; `None` (the default): always from `main`, which the
-    /// persistent worker makes cheaper than forking a paused execution for short prefixes.
-    pub snapshot_gap: Option<usize>,
+    /// When to start runs from paused executions (snapshots) instead of from `main`.
+    pub snapshots: SnapshotPolicy,
     /// The schedule of the first run, the leftmost branch (default: the default policy's).
     pub first_schedule: Option<Vec<ThreadId>>,
     /// Prune `U` to `Q_{C,D}` once it holds this many events (and has doubled since).
@@ -47,7 +67,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: 2, snapshot_gap: None, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: 2, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
     }
 }
 
@@ -69,6 +89,8 @@ pub struct Stats {
     /// Of that, the program's own runs as the fork server timed them (its executions, the
     /// worker's restores included): the rest is transfer and decoding.
     pub program_micros: u64,
+    /// Paused executions made (see [`SnapshotPolicy`]).
+    pub snapshots: u64,
     pub elapsed: Duration,
 }
 
@@ -127,6 +149,8 @@ struct Node {
     event: EventIdx,
     tid: ThreadId,
     sleep: Vec<EventIdx>,
+    /// `stats.runs` when the node was entered: the runs since explored its subtree.
+    runs_at: u64,
 }
 
 enum Leaf {
@@ -151,6 +175,15 @@ pub struct Verifier<'a> {
     last_prune_live: usize,
     /// Paused executions along the current path, shallowest first: (steps, snapshot).
     snapshots: Vec<(usize, Snapshot)>,
+    /// The last run's step times (µs since `main` at each decision): what re-running a prefix
+    /// costs.
+    step_micros: Vec<u32>,
+    /// What a snapshot costs (µs, a running average of those measured) and, when one was just
+    /// made, what making it took so far (its first run adds the wait for the worker's image).
+    snapshot_cost: f64,
+    snapshot_made: Option<u64>,
+    /// What releasing one costs (µs, a running average).
+    release_cost: f64,
     /// Scratch buffers of `action_for` and `at_c` (reused: they run for every enabled thread at
     /// every step).
     objs_buf: Vec<ObjIdx>,
@@ -184,6 +217,10 @@ impl<'a> Verifier<'a> {
             started: Instant::now(),
             last_prune_live: 0,
             snapshots: Vec::new(),
+            step_micros: Vec::new(),
+            snapshot_cost: FIRST_SNAPSHOT_COST_US,
+            snapshot_made: None,
+            release_cost: 0.0,
             objs_buf: Vec::new(),
             preds_buf: Vec::new(),
         }
@@ -196,7 +233,10 @@ impl<'a> Verifier<'a> {
                 break;
             }
             let (_, snap) = self.snapshots.pop().expect("checked");
+            let t = Instant::now();
             self.ex.release(snap)?;
+            // A release is part of what a snapshot costs.
+            self.release_cost = (self.release_cost + t.elapsed().as_micros() as f64) / 2.0;
         }
         Ok(())
     }
@@ -211,6 +251,12 @@ impl<'a> Verifier<'a> {
         self.stats.runs += 1;
         self.stats.executor_micros += x.total_micros;
         self.stats.program_micros += x.micros;
+        if let Some(made) = self.snapshot_made.take() {
+            // The first run from a new snapshot waits for its worker to take its image.
+            let cost = made + x.total_micros.saturating_sub(x.micros);
+            self.snapshot_cost = (self.snapshot_cost + cost as f64) / 2.0;
+        }
+        self.step_micros.clone_from(&x.step_micros);
         if let Outcome::Infeasible { step, .. } = x.outcome() {
             return Err(VerifyError::Nondeterministic(format!(
                 "a schedule that an earlier run made possible was infeasible at step {step} ({})",
@@ -281,7 +327,7 @@ impl<'a> Verifier<'a> {
                 node.sleep.push(node.event);
                 if let Some(j) = comb::alternative(&self.u, &self.objects, &self.c, &node.sleep, self.opts.k) {
                     busy = node.sleep.len() >= 2;
-                    next = Some((node.sleep, j));
+                    next = Some((node.sleep, j, self.stats.runs - node.runs_at));
                     break;
                 }
                 // `Explore(C_i, ...)` returned. On the leftmost branch (D = ∅ there) every
@@ -297,8 +343,8 @@ impl<'a> Verifier<'a> {
                 }
                 self.maybe_prune();
             }
-            let Some((s, j)) = next else { break None };
-            self.maybe_snapshot(busy)?;
+            let Some((s, j, runs_below)) = next else { break None };
+            self.maybe_snapshot(busy, runs_below)?;
             let schedule = self.schedule_through(&j)?;
             exec = self.run(&schedule)?;
             from = self.path.len();
@@ -314,25 +360,45 @@ impl<'a> Verifier<'a> {
     }
 
     /// The subtree below the current path will be explored by runs that all share its
-    /// schedule: pause one execution at its end when that saves enough re-running.
-    fn maybe_snapshot(&mut self, busy: bool) -> Result<(), VerifyError> {
-        let Some(gap) = self.opts.snapshot_gap else { return Ok(()) };
-        let depth = self.path.len();
-        let schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
-        self.release_snapshots_off(&schedule)?;
-        let base = self.snapshots.last().map_or(0, |(d, _)| *d);
-        // Only where a node has had more than one alternative: its subtree is being explored
-        // by several runs.
-        if !busy || depth < base + gap || self.snapshots.len() >= MAX_SNAPSHOTS {
+    /// schedule: pause one execution at its end when that saves enough re-running (see
+    /// [`SnapshotPolicy`]). `busy`: the node has had more than one alternative; `runs_below`:
+    /// the runs its subtree has taken so far.
+    fn maybe_snapshot(&mut self, busy: bool, runs_below: u64) -> Result<(), VerifyError> {
+        if self.opts.snapshots == SnapshotPolicy::Off {
             return Ok(());
         }
+        let depth = self.path.len();
+        if !self.snapshots.is_empty() {
+            let schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
+            self.release_snapshots_off(&schedule)?;
+        }
+        let base = self.snapshots.last().map_or(0, |(d, _)| *d);
+        let wanted = match self.opts.snapshots {
+            SnapshotPolicy::Off => false,
+            SnapshotPolicy::Gap(gap) => busy && depth >= base + gap,
+            SnapshotPolicy::Auto => {
+                // What each run below re-runs from the last snapshot (or `main`) to here.
+                let at = |d: usize| self.step_micros.get(d).copied().unwrap_or(0) as f64;
+                let rerun = if base == 0 { at(depth) } else { at(depth) - at(base) };
+                runs_below as f64 * rerun >= self.snapshot_cost + self.release_cost
+            }
+        };
+        if !wanted || depth <= base || self.snapshots.len() >= MAX_SNAPSHOTS {
+            return Ok(());
+        }
+        let schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
+        let started = Instant::now();
         let made = match self.snapshots.last() {
             Some((d, snap)) => self.ex.snapshot(Some(snap), &schedule[*d..])?,
             None => self.ex.snapshot(None, &schedule)?,
         };
         self.stats.runs += 1;
         match made {
-            SnapshotResult::Ready(snap) => self.snapshots.push((depth, snap)),
+            SnapshotResult::Ready(snap) => {
+                self.snapshots.push((depth, snap));
+                self.stats.snapshots += 1;
+                self.snapshot_made = Some(started.elapsed().as_micros() as u64);
+            }
             SnapshotResult::Ended(x) => {
                 return Err(VerifyError::Nondeterministic(format!("a run ended ({}) before step {depth}, where earlier runs went on", x.outcome())))
             }
@@ -519,7 +585,7 @@ impl<'a> Verifier<'a> {
                     }
                 });
             }
-            self.path.push(Node { event: e, tid: step.chosen, sleep: sleep.clone() });
+            self.path.push(Node { event: e, tid: step.chosen, sleep: sleep.clone(), runs_at: self.stats.runs });
             self.c.push(&self.u, e);
             cex::add_conflicting_extensions(&mut self.u, &self.objects, e, own);
             let objs = self.u.objects(e).to_vec();

@@ -16,7 +16,7 @@ use crate::outcome::{Outcome, ViolationKind};
 use crate::trace::ThreadInfo;
 
 pub const BUFFER_MAGIC: u64 = u64::from_le_bytes(*b"IRSXPLR1");
-pub const BUFFER_VERSION: u32 = 1;
+pub const BUFFER_VERSION: u32 = 2;
 /// Logical threads one execution may have (the enabled set of a step is a 64-bit mask).
 pub const MAX_THREADS: usize = 64;
 /// The `chosen` of a last, pseudo step that lists the operations the threads left blocked at a
@@ -28,7 +28,7 @@ const HEADER: usize = 4096;
 const THREADS_AT: usize = MESSAGE + MESSAGE_LEN; // the fixed fields, the message, then the thread table
 const THREAD_RECORD: usize = 16;
 const EVENT: usize = 56;
-const STEP: usize = 16;
+const STEP: usize = 20;
 const ENABLED: usize = 56;
 
 /// How many records of each kind a buffer holds.
@@ -213,7 +213,9 @@ impl<'a> BufferWriter<'a> {
         true
     }
 
-    pub fn step(&mut self, chosen: u32, enabled: &[OpRecord]) -> bool {
+    /// A decision: the thread chosen, the enabled operations, and when (µs of the execution's
+    /// running time since `main`, counted across the pauses of snapshots).
+    pub fn step(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32) -> bool {
         let (ns, ne) = (get32(self.b, N_STEPS), get32(self.b, N_ENABLED));
         if ns >= self.cap.steps || ne as usize + enabled.len() > self.cap.enabled as usize {
             return false;
@@ -223,6 +225,7 @@ impl<'a> BufferWriter<'a> {
         put32(self.b, at + 4, ne);
         put32(self.b, at + 8, enabled.len() as u32);
         put32(self.b, at + 12, get32(self.b, N_EVENTS));
+        put32(self.b, at + 16, micros);
         for (i, op) in enabled.iter().enumerate() {
             op.put(self.b, self.enabled_at() + (ne as usize + i) * ENABLED, 0);
         }
@@ -348,6 +351,9 @@ pub struct Execution {
     pub threads: Vec<ThreadInfo>,
     pub events: Vec<Event>,
     pub steps: Vec<Step>,
+    /// Per step, when its decision was made: µs of the execution's running time since `main`
+    /// (what re-running the prefix up to that step costs).
+    pub step_micros: Vec<u32>,
     /// At a deadlock: what every blocked thread was waiting to perform.
     pub blocked: Vec<PendingOp>,
     /// Violations and crashes of other threads after the first (which is `outcome`).
@@ -407,6 +413,7 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
     let steps_at = HEADER + cap.events as usize * EVENT;
     let enabled_at = steps_at + cap.steps as usize * STEP;
     let mut steps = Vec::with_capacity(ns as usize);
+    let mut step_micros = Vec::with_capacity(ns as usize);
     let mut blocked = Vec::new();
     for i in 0..ns as usize {
         let at = steps_at + i * STEP;
@@ -429,6 +436,7 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
             blocked = enabled;
         } else {
             steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
+            step_micros.push(get32(b, at + 16));
         }
     }
     let (first_message, more_bugs) = {
@@ -459,7 +467,7 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
         }
         c => return Err(corrupt(format!("bad outcome code {c}"))),
     };
-    Ok(Execution { threads, events, steps, blocked, more_bugs, outcome, tool_error })
+    Ok(Execution { threads, events, steps, step_micros, blocked, more_bugs, outcome, tool_error })
 }
 
 #[cfg(test)]
@@ -479,9 +487,9 @@ mod tests {
             let mut w = BufferWriter::init(&mut b, cap).unwrap();
             assert!(w.thread(0, None, 0) && w.thread(1, Some(0), 0));
             let store = op(0, EventKind::Access(AccessKind::Store), 0x10);
-            assert!(w.step(0, &[store]));
+            assert!(w.step(0, &[store], 5));
             assert!(w.event(&store, 0));
-            assert!(w.step(1, &[op(0, EventKind::Lock, 0x20), op(1, EventKind::Create, 1)]));
+            assert!(w.step(1, &[op(0, EventKind::Lock, 0x20), op(1, EventKind::Create, 1)], 9));
             assert!(w.event(&op(1, EventKind::Create, 1), 0));
             for _ in 0..2 {
                 w.event(&store, 1);
@@ -494,6 +502,7 @@ mod tests {
         assert_eq!(e.threads.len(), 2);
         assert_eq!(e.events.len(), 4);
         assert_eq!(e.steps[1].enabled[1].object, crate::ObjectRef::Thread(ThreadId(1)));
+        assert_eq!(e.step_micros, [5, 9]);
         assert_eq!(e.outcome, Some(Outcome::Deadlock { waiting: vec!["T0 waits for lock 0x20".into(), "T1 waits for join T0".into()] }));
 
         let mut bad = b.clone();
