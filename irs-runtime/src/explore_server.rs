@@ -213,7 +213,8 @@ struct Control {
     ready: AtomicU32,
 }
 
-fn monotonic_micros() -> u64 {
+/// `CLOCK_MONOTONIC` in µs.
+pub(crate) fn monotonic_micros() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: reading the clock into a local.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };

@@ -22,7 +22,7 @@ use crate::fiber::{self, Fiber, FiberFn};
 use crate::fiber_tls::{self, StaticTls};
 use crate::stack_pool;
 use crate::thread_flag;
-use crate::explore_server::Continuation;
+use crate::explore_server::{monotonic_micros, Continuation};
 use shared_proto::explore_protocol::{Policy, RequestView, MAX_SCHEDULE};
 use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, OpRecord, BLOCKED_STEP, MAX_THREADS};
 use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
@@ -112,17 +112,11 @@ struct Scheduler {
     /// The execution's clock: `now - clock_base` is its running time since `main` (µs), moved
     /// forward when a continuation resumes it so that the pause does not count.
     clock_base: u64,
-    /// Its running time when it paused at a snapshot.
+    /// Its running time when it paused at a snapshot. (The clock is read through the vDSO: tens
+    /// of ns, once per decision.)
     paused_at: u64,
 }
 
-/// Monotonic µs (the vDSO: tens of ns, once per decision).
-fn now_micros() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: reading a clock into a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
-}
 
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -201,7 +195,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         policy: c.policy,
         heap: BTreeMap::new(),
         keys: Vec::new(),
-        clock_base: now_micros(),
+        clock_base: monotonic_micros(),
         paused_at: 0,
     };
     s.buffer.thread(0, None, 0);
@@ -351,7 +345,7 @@ impl Scheduler {
 
     /// The execution's running time so far, µs (saturating at `u32::MAX`: 71 minutes).
     fn elapsed(&self) -> u32 {
-        now_micros().saturating_sub(self.clock_base).min(u32::MAX as u64) as u32
+        monotonic_micros().saturating_sub(self.clock_base).min(u32::MAX as u64) as u32
     }
 
     fn describe_wait(&self, t: usize) -> Option<String> {
@@ -374,11 +368,11 @@ impl Scheduler {
 /// thread (`me`) has been granted its pending operation; never returns if `me` has finished.
 fn decide(me: usize) {
     if with(|s| s.snapshot_at == Some(s.step)) {
-        with(|s| s.paused_at = now_micros().saturating_sub(s.clock_base));
+        with(|s| s.paused_at = monotonic_micros().saturating_sub(s.clock_base));
         // Returns in a continuation, with what it should do from here.
         let c = crate::explore_server::pause();
         with(|s| {
-            s.clock_base = now_micros().saturating_sub(s.paused_at);
+            s.clock_base = monotonic_micros().saturating_sub(s.paused_at);
             s.schedule_len = c.schedule_len;
             s.policy = c.policy;
             s.snapshot_at = c.snapshot_at;
