@@ -131,28 +131,27 @@ def parse_irs(out, err):
                     "ok": d.get("verdict") == "safe" and not d.get("stopped"), "note": d.get("verdict")}
     return {"traces": None, "blocked": None, "tool_seconds": None, "ok": False, "note": "no JSON"}
 
-def parse_genmc(out, err):
-    text = out + "\n" + err
-    m = re.search(r"Number of complete executions explored: (\d+)", text)
-    b = re.search(r"Number of blocked executions seen: (\d+)", text)
-    t = re.search(r"Total wall-clock time: ([\d.]+)s", text)
+def parse_peer(text, traces_text, blocked_re, time_re):
+    """A peer's report: the trace count found in `traces_text` (the report, minus lines that
+    would match too), blocked executions and wall time by regex, and whether it found no error."""
+    m = re.search(r"(?:Number of complete executions explored|Trace count): (\d+)", traces_text)
+    b = re.search(blocked_re, text)
+    t = re.search(time_re, text)
     ok = "No errors were detected" in text
     e = re.search(r"(Error[^\n]*)", text)
     return {"traces": int(m.group(1)) if m else None, "blocked": int(b.group(1)) if b else 0,
             "tool_seconds": float(t.group(1)) if t else None, "ok": ok and m is not None,
             "note": "" if ok else (e.group(1) if e else "failed")}
 
+def parse_genmc(out, err):
+    text = out + "\n" + err
+    return parse_peer(text, text, r"Number of blocked executions seen: (\d+)", r"Total wall-clock time: ([\d.]+)s")
+
 def parse_nidhugg(out, err):
     text = out + "\n" + err
-    m = re.search(r"Trace count: (\d+)", text.replace("Sleepset-blocked trace count", "").replace(
-        "Assume-blocked trace count", "").replace("Await-blocked trace count", ""))
-    b = re.search(r"Sleepset-blocked trace count: (\d+)", text)
-    t = re.search(r"Total wall-clock time: ([\d.]+) s", text)
-    ok = "No errors were detected" in text
-    e = re.search(r"(Error[^\n]*)", text)
-    return {"traces": int(m.group(1)) if m else None, "blocked": int(b.group(1)) if b else 0,
-            "tool_seconds": float(t.group(1)) if t else None, "ok": ok and m is not None,
-            "note": "" if ok else (e.group(1) if e else "failed")}
+    counts = text.replace("Sleepset-blocked trace count", "").replace("Assume-blocked trace count", "").replace(
+        "Await-blocked trace count", "")
+    return parse_peer(text, counts, r"Sleepset-blocked trace count: (\d+)", r"Total wall-clock time: ([\d.]+) s")
 
 def make_modes(a):
     modes = []
