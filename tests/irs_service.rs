@@ -100,8 +100,9 @@ fn runs_under_a_live_verifier_never_hit_the_bug_it_finds() {
 #[test]
 fn a_killed_verifier_is_stale_and_its_successor_only_shrinks_the_prefix() {
     let d = scratch("irs_service/kill");
-    // About 3,840 traces: a few seconds of verification.
-    let prog = build(&d, "mpat", &repo().join("benchmarks/qpor/mpat.c"), &["-DK=5"]);
+    // 46,080 traces: several seconds of verification, time enough to kill it mid-way (MPAT(5),
+    // 3,840 traces, now verifies in half a second).
+    let prog = build(&d, "mpat", &repo().join("benchmarks/qpor/mpat.c"), &["-DK=6"]);
     let _c = Cleanup(prog.clone());
     let o = irs_run(&prog, &["--repeat", "1"]);
     assert!(o.status.success(), "{}", o.stderr);
