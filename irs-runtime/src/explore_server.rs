@@ -215,10 +215,7 @@ struct Control {
 
 /// `CLOCK_MONOTONIC` in µs.
 pub(crate) fn monotonic_micros() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: reading the clock into a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
+    proto::clock_micros(libc::CLOCK_MONOTONIC)
 }
 
 /// Fork the persistent worker of `level` and stand in for it when it dies; returns (to serve

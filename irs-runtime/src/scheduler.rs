@@ -117,7 +117,6 @@ struct Scheduler {
     paused_at: u64,
 }
 
-
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;

@@ -175,9 +175,6 @@ pub struct Verifier<'a> {
     last_prune_live: usize,
     /// Paused executions along the current path, shallowest first: (steps, snapshot).
     snapshots: Vec<(usize, Snapshot)>,
-    /// The last run's step times (µs since `main` at each decision): what re-running a prefix
-    /// costs.
-    step_micros: Vec<u32>,
     /// What a snapshot costs (µs, a running average of those measured) and, when one was just
     /// made, what making it took so far (its first run adds the wait for the worker's image).
     snapshot_cost: f64,
@@ -217,7 +214,6 @@ impl<'a> Verifier<'a> {
             started: Instant::now(),
             last_prune_live: 0,
             snapshots: Vec::new(),
-            step_micros: Vec::new(),
             snapshot_cost: FIRST_SNAPSHOT_COST_US,
             snapshot_made: None,
             release_cost: 0.0,
@@ -256,7 +252,6 @@ impl<'a> Verifier<'a> {
             let cost = made + x.total_micros.saturating_sub(x.micros);
             self.snapshot_cost = (self.snapshot_cost + cost as f64) / 2.0;
         }
-        self.step_micros.clone_from(&x.step_micros);
         if let Outcome::Infeasible { step, .. } = x.outcome() {
             return Err(VerifyError::Nondeterministic(format!(
                 "a schedule that an earlier run made possible was infeasible at step {step} ({})",
@@ -344,7 +339,7 @@ impl<'a> Verifier<'a> {
                 self.maybe_prune();
             }
             let Some((s, j, runs_below)) = next else { break None };
-            self.maybe_snapshot(busy, runs_below)?;
+            self.maybe_snapshot(busy, runs_below, &exec.step_micros)?;
             let schedule = self.schedule_through(&j)?;
             exec = self.run(&schedule)?;
             from = self.path.len();
@@ -362,8 +357,9 @@ impl<'a> Verifier<'a> {
     /// The subtree below the current path will be explored by runs that all share its
     /// schedule: pause one execution at its end when that saves enough re-running (see
     /// [`SnapshotPolicy`]). `busy`: the node has had more than one alternative; `runs_below`:
-    /// the runs its subtree has taken so far.
-    fn maybe_snapshot(&mut self, busy: bool, runs_below: u64) -> Result<(), VerifyError> {
+    /// the runs its subtree has taken so far; `step_micros`: the last run's step times (µs since
+    /// `main` at each decision; the path is a prefix of that run), what re-running a prefix costs.
+    fn maybe_snapshot(&mut self, busy: bool, runs_below: u64, step_micros: &[u32]) -> Result<(), VerifyError> {
         if self.opts.snapshots == SnapshotPolicy::Off {
             return Ok(());
         }
@@ -378,7 +374,7 @@ impl<'a> Verifier<'a> {
             SnapshotPolicy::Gap(gap) => busy && depth >= base + gap,
             SnapshotPolicy::Auto => {
                 // What each run below re-runs from the last snapshot (or `main`) to here.
-                let at = |d: usize| self.step_micros.get(d).copied().unwrap_or(0) as f64;
+                let at = |d: usize| step_micros.get(d).copied().unwrap_or(0) as f64;
                 let rerun = if base == 0 { at(depth) } else { at(depth) - at(base) };
                 runs_below as f64 * rerun >= self.snapshot_cost + self.release_cost
             }

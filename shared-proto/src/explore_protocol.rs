@@ -285,7 +285,6 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
     Some(Response { end, micros: try_get64(body, 12)?, fork_micros: try_get64(body, 20)?, output: body[32..].to_vec() })
 }
 
-/// Read one frame's body into `buf` (no allocation); its length.
 /// How long one end of the explore channel polls for the next frame before it sleeps on the
 /// pipe, adapted to what polling costs. Both ends wait for each other's frames for tens to
 /// hundreds of µs at a time, and a process asleep on a pipe takes tens of µs to wake on this VM
@@ -307,11 +306,17 @@ pub struct SpinBudget {
 const PROBE_EVERY: u32 = 256;
 const PROBE_US: u32 = 20;
 
-fn thread_cpu_micros() -> u64 {
+/// A clock (`libc::CLOCK_MONOTONIC`, `CLOCK_THREAD_CPUTIME_ID`, …) in µs; through the vDSO,
+/// tens of ns.
+pub fn clock_micros(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: reading a clock into a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
+}
+
+fn thread_cpu_micros() -> u64 {
+    clock_micros(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 impl SpinBudget {
@@ -379,6 +384,7 @@ impl SpinBudget {
     }
 }
 
+/// Read one frame's body into `buf` (no allocation); its length.
 pub fn read_frame_into(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, ProtocolError> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
@@ -396,12 +402,21 @@ pub fn read_frame_into(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Proto
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+    /// A fresh pipe, `(read end, write end)`, closed when dropped.
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0i32; 2];
+        // SAFETY: a fresh pipe; each descriptor is owned by one `OwnedFd` from here on.
+        unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+        }
+    }
 
     #[test]
     fn spin_budget_doubles_when_the_cpu_was_ours_and_halves_when_taken() {
-        let mut fds = [0i32; 2];
-        // SAFETY: a fresh pipe for this test.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (r, _w) = pipe();
         // The rule: the CPU ours (≥ 90% of the wait) and the budget doubles up to its maximum;
         // taken, and it halves down to nothing. (Measured below on a CPU made busy on purpose;
         // an idle CPU cannot be had on demand on a loaded test machine.)
@@ -448,7 +463,7 @@ mod tests {
         b.limit_us = 800;
         let mut shrank = false;
         for _ in 0..8 {
-            b.wait_readable(fds[0]);
+            b.wait_readable(r.as_raw_fd());
             shrank |= b.limit_us() < 800;
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -456,27 +471,21 @@ mod tests {
         // SAFETY: restoring this thread's CPU mask.
         unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &old) };
         assert!(shrank, "a budget polled on a shared CPU should shrink");
-        // SAFETY: closing our own pipe.
-        unsafe { libc::close(fds[0]); libc::close(fds[1]) };
     }
 
     #[test]
     fn spin_budget_probes_when_it_has_run_out_and_recovers() {
-        let mut fds = [0i32; 2];
-        // SAFETY: a fresh pipe for this test.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (r, w) = pipe();
         let mut b = SpinBudget::new(400);
         b.limit_us = 0;
         // SAFETY: writing a byte into our own pipe.
-        assert_eq!(unsafe { libc::write(fds[1], [1u8].as_ptr() as *const libc::c_void, 1) }, 1);
+        assert_eq!(unsafe { libc::write(w.as_raw_fd(), [1u8].as_ptr() as *const libc::c_void, 1) }, 1);
         let mut waits = 0;
         while b.limit_us() == 0 {
-            b.wait_readable(fds[0]);
+            b.wait_readable(r.as_raw_fd());
             waits += 1;
         }
         assert_eq!((waits, b.limit_us()), (PROBE_EVERY, 400));
-        // SAFETY: closing our own pipe.
-        unsafe { libc::close(fds[0]); libc::close(fds[1]) };
     }
 
     #[test]
