@@ -194,26 +194,11 @@ fn crashes_and_programs_that_never_stop_are_reported() {
 #[test]
 fn an_expensive_prefix_is_run_once_from_a_snapshot() {
     let dir = scratch("verify_cli/expensive_prefix");
-    let prog = build(
-        &dir,
-        "prefix",
-        r#"#include <pthread.h>
-pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-int x;
-volatile unsigned long sink;
-void *w(void *p) { for (int k = 0; k < 2; k++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return p; }
-int main(void) {
-  unsigned long v = 1;
-  for (long i = 0; i < 4000000; i++) v = v * 6364136223846793005ul + 1442695040888963407ul;
-  sink = v;
-  pthread_t t[3];
-  for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, w, 0);
-  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
-  return x == 6 ? 0 : 1;
-}
-"#,
-        &[],
-    );
+    // The snapshot benchmark's program: 4M iterations of work, then 3 threads taking a mutex
+    // twice each (6! / 2!^3 = 90 traces).
+    let src = repo().join("benchmarks/snapshots/prefix.c");
+    let prog = dir.join("prefix");
+    irs_cc(&dir, &["-O1", "-DWORK=4000000", "-DNT=3", "-DITERS=2", "-o", "prefix", src.to_str().unwrap()]).unwrap();
     let off = json(&verify(&dir, &["--json", "--no-snapshots"], &prog));
     let auto = json(&verify(&dir, &["--json"], &prog));
     assert_eq!(off["snapshots"], 0);
