@@ -139,10 +139,7 @@ pub struct Unfolding {
     skip_step: u32,
     /// Scratch buffers of `event` (reused: it runs for every event found).
     scratch_objs: Vec<ObjIdx>,
-    scratch_frontier: Vec<(ObjIdx, EventIdx)>,
     scratch_merged: Vec<(ObjIdx, EventIdx)>,
-    scratch_skips: Vec<EventIdx>,
-    scratch_nodes: Vec<(ObjIdx, Option<EventIdx>, u32, u16, u16)>,
     scratch_preds: Vec<Option<EventIdx>>,
     live: usize,
     created: u64,
@@ -160,10 +157,7 @@ impl Unfolding {
             roots: Vec::new(),
             skip_step: skip_step.max(1),
             scratch_objs: Vec::new(),
-            scratch_frontier: Vec::new(),
             scratch_merged: Vec::new(),
-            scratch_skips: Vec::new(),
-            scratch_nodes: Vec::new(),
             scratch_preds: Vec::new(),
             live: 0,
             created: 0,
@@ -432,9 +426,12 @@ impl Unfolding {
         };
         // Frontier: the deepest last event per object over the predecessors' histories (the
         // histories are compatible, so the last events on a shared object are comparable), then
-        // the event itself on its own objects. Frontiers are sorted by object: merged linearly,
-        // in scratch buffers, and copied once into an allocation of the exact size.
-        let mut frontier = std::mem::take(&mut self.scratch_frontier);
+        // the event itself on its own objects. Frontiers are sorted by object, merged linearly.
+        // Built straight in the slot's own vectors (left from the event pruned there, if any;
+        // a free slot is read by nobody), and a scratch one they swap with.
+        let slot = &mut self.events[idx.0 as usize];
+        let (mut frontier, mut nodes, mut skips) =
+            (std::mem::take(&mut slot.frontier), std::mem::take(&mut slot.nodes), std::mem::take(&mut slot.skips));
         let mut merged = std::mem::take(&mut self.scratch_merged);
         frontier.clear();
         for p in preds.iter().flatten() {
@@ -472,11 +469,9 @@ impl Unfolding {
                 Err(i) => frontier.insert(i, (o, idx)),
             }
         }
-        let mut nodes = std::mem::take(&mut self.scratch_nodes);
-        nodes.clear();
-        let mut skips = std::mem::take(&mut self.scratch_skips);
+        nodes.truncate(objects.len());
         skips.clear();
-        for (&o, &pred) in objects.iter().zip(preds) {
+        for (i, (&o, &pred)) in objects.iter().zip(preds).enumerate() {
             let depth = pred.map_or(0, |p| self.depth(p, o)) + 1;
             let skip_at = skips.len();
             if let Some(p) = pred {
@@ -487,33 +482,23 @@ impl Unfolding {
                     dist *= step;
                 }
             }
-            nodes.push((o, pred, depth, skip_at as u16, (skips.len() - skip_at) as u16));
+            let (skip_at, skip_len) = (skip_at as u16, (skips.len() - skip_at) as u16);
+            match nodes.get_mut(i) {
+                Some(n) => {
+                    n.children.clear();
+                    (n.obj, n.pred, n.depth, n.skip_at, n.skip_len) = (o, pred, depth, skip_at, skip_len);
+                }
+                None => nodes.push(TreeNode { obj: o, pred, depth, skip_at, skip_len, children: Vec::new() }),
+            }
             let child = Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(u64::MAX) };
             self.child_list_mut(o, pred).expect("a predecessor is a live event").push(child);
         }
         let same_hash = self.by_key.insert(key_hash(action, preds), idx);
-        // Into the slot's own vectors (left from the event pruned there, if any).
         let ev = &mut self.events[idx.0 as usize];
-        ev.nodes.truncate(nodes.len());
-        for (i, &(obj, pred, depth, skip_at, skip_len)) in nodes.iter().enumerate() {
-            match ev.nodes.get_mut(i) {
-                Some(n) => {
-                    n.children.clear();
-                    (n.obj, n.pred, n.depth, n.skip_at, n.skip_len) = (obj, pred, depth, skip_at, skip_len);
-                }
-                None => ev.nodes.push(TreeNode { obj, pred, depth, skip_at, skip_len, children: Vec::new() }),
-            }
-        }
-        ev.skips.clear();
-        ev.skips.extend_from_slice(&skips);
-        ev.frontier.clear();
-        ev.frontier.extend_from_slice(&frontier);
+        (ev.nodes, ev.skips, ev.frontier) = (nodes, skips, frontier);
         (ev.live, ev.action, ev.kind, ev.same_hash) = (true, action, kind, same_hash);
-        self.scratch_frontier = frontier;
         self.scratch_merged = merged;
-        self.scratch_skips = skips;
         self.scratch_objs = objects;
-        self.scratch_nodes = nodes;
         self.live += 1;
         self.created += 1;
         (idx, true)
