@@ -329,3 +329,60 @@ int main(void) {
         assert!(*bytes < root + (256 << 10), "level {level}: {bytes} bytes against {root} at the root: {by_level:?}");
     }
 }
+
+/// A run followed as it goes (`start_run`, `progress`, `finish`, what `irs verify` walks while
+/// the program runs): every `progress` short of the end brings new steps, and the execution is
+/// the one `run` gives, from `main` and from a snapshot; the steps the caller says it knows keep
+/// empty enabled lists, the others are whole. A second request while one is in flight is
+/// refused, and the first still ends.
+#[test]
+fn a_run_followed_as_it_goes_is_the_run() {
+    let dir = scratch("explore_worker/streamed");
+    let exe = build(
+        &dir,
+        "streamed",
+        r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x;
+void *w(void *p) { for (int i = 0; i < 20; i++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return p; }
+int main(void) {
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, w, 0);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+  return x == 60 ? 0 : 1;
+}
+"#,
+    );
+    let mut ex = Executor::start(&exe, &[], Options::default()).unwrap();
+    let reference = ex.run_random(&[], 7).unwrap();
+    let schedule = reference.schedule();
+    assert!(schedule.len() > 100, "{}", schedule.len());
+    let known = 40;
+    let check = |x: &Execution, known: usize| {
+        assert_eq!((&x.trace.events, &x.trace.threads, &x.trace.outcome), (&reference.trace.events, &reference.trace.threads, &reference.trace.outcome));
+        assert_eq!(x.schedule(), schedule);
+        for (i, (a, b)) in x.trace.steps.iter().zip(&reference.trace.steps).enumerate() {
+            assert_eq!(a.first_event, b.first_event);
+            assert_eq!(a.enabled, if i < known { Vec::new() } else { b.enabled.clone() }, "step {i}");
+        }
+    };
+
+    let mut run = ex.start_run(None, &schedule, known).unwrap();
+    assert!(ex.start_run(None, &schedule, 0).is_err(), "one run at a time");
+    let mut seen = 0;
+    while !ex.progress(&mut run).unwrap() {
+        assert!(run.steps().len() > seen, "progress brings steps");
+        seen = run.steps().len();
+    }
+    assert!(run.ended() && run.steps().len() == schedule.len());
+    check(&ex.finish(run).unwrap(), known);
+
+    let snap = match ex.snapshot(None, &schedule[..30]).unwrap() {
+        SnapshotResult::Ready(s) => s,
+        SnapshotResult::Ended(e) => panic!("ended before step 30: {:?}", e.trace.outcome),
+    };
+    let run = ex.start_run(Some(&snap), &schedule[30..], known).unwrap();
+    check(&ex.finish(run).unwrap(), known);
+    ex.release(snap).unwrap();
+    assert_eq!(ex.run(&schedule).unwrap().trace, reference.trace, "the executor goes on as before");
+}

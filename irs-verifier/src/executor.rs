@@ -122,7 +122,7 @@ pub struct Executor {
     /// `None` once dropped: closing it ends the server's loop.
     to_server: Option<File>,
     from_server: File,
-    buffer: memmap2::Mmap,
+    buffer: memmap2::MmapMut,
     hello: Hello,
     sites: std::sync::Arc<Vec<(shared_proto::SiteId, shared_proto::SiteInfo)>>,
     globals: std::sync::Arc<Vec<shared_proto::symbolizer::GlobalRange>>,
@@ -130,6 +130,36 @@ pub struct Executor {
     /// Where responses are read (reused: executions come thousands a second).
     response: Vec<u8>,
     spin: proto::SpinBudget,
+    /// A run was asked for and its answer not yet read (see [`Executor::start_run`]).
+    in_flight: bool,
+}
+
+/// A run asked for and not yet finished (see [`Executor::start_run`]): what the program has
+/// published of it so far.
+pub struct RunInFlight {
+    reader: explore_buffer::Reader,
+    raw: explore_buffer::Execution,
+    started: std::time::Instant,
+    wait: proto::SpinWait,
+    response: Option<Response>,
+}
+
+impl RunInFlight {
+    /// The steps so far: every one but the last has all its events (the last too once the run
+    /// has ended).
+    pub fn steps(&self) -> &[shared_proto::Step] {
+        &self.raw.steps
+    }
+    pub fn events(&self) -> &[shared_proto::Event] {
+        &self.raw.events
+    }
+    pub fn threads(&self) -> &[shared_proto::ThreadInfo] {
+        &self.raw.threads
+    }
+    /// Whether the run has ended (its steps are all there).
+    pub fn ended(&self) -> bool {
+        self.response.is_some()
+    }
 }
 
 /// How long the executor polls for a response at most before it sleeps in `read` (a small
@@ -225,12 +255,14 @@ impl Executor {
                 return Err(ExecError::NoServer { program: name, detail });
             }
         };
-        // SAFETY: a read-only view of our own memfd; the server's children write it, and we
-        // only read it after the child that wrote it has ended (the server's answer says so).
-        let buffer = unsafe { memmap2::Mmap::map(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
+        // SAFETY: a view of our own memfd, which the server's children write. We read records
+        // only below the counts a child published (acquire), or after it has ended (the
+        // server's answer says so), and write nothing but the live word (atomically) while no
+        // child runs.
+        let buffer = unsafe { memmap2::MmapMut::map_mut(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
         let sites = std::sync::Arc::new(hello.sites.clone());
         let globals = std::sync::Arc::new(hello.globals.clone());
-        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US) })
+        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false })
     }
 
     pub fn hello(&self) -> &Hello {
@@ -288,7 +320,8 @@ impl Executor {
             self.snapshots += 1;
             return Ok(SnapshotResult::Ready(Snapshot { level: self.snapshots, prefix }));
         }
-        Ok(SnapshotResult::Ended(self.execution(resp, started, self.options.timeout.as_millis() as u64)?))
+        let raw = explore_buffer::read(&self.buffer)?;
+        Ok(SnapshotResult::Ended(self.execution(resp, raw, started, self.options.timeout.as_millis() as u64)?))
     }
 
     /// Continue the snapshot's execution following `suffix`, then the default policy. The
@@ -315,9 +348,14 @@ impl Executor {
         Ok(())
     }
 
-    fn exchange(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<(Response, std::time::Instant), ExecError> {
-        let started = std::time::Instant::now();
-        let lost = |e: proto::ProtocolError, program: &str| ExecError::ServerLost { program: program.to_string(), detail: e.to_string() };
+    /// Send a request; for a run or a snapshot, the buffer is cleared for it first.
+    fn send(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<(), ExecError> {
+        if self.in_flight {
+            return Err(ExecError::Usage("a run is still in flight".into()));
+        }
+        if kind != RequestKind::Release {
+            explore_buffer::clear_live(&mut self.buffer);
+        }
         let req = Request {
             kind,
             schedule: schedule.iter().map(|t| t.0).collect(),
@@ -325,21 +363,95 @@ impl Executor {
             policy,
         };
         let to_server = self.to_server.as_mut().expect("open until drop");
-        to_server.write_all(&proto::encode_request(&req)).map_err(|e| lost(e.into(), &self.program))?;
+        to_server.write_all(&proto::encode_request(&req)).map_err(|e| self.lost(e.into()))
+    }
+
+    fn lost(&self, e: proto::ProtocolError) -> ExecError {
+        ExecError::ServerLost { program: self.program.clone(), detail: e.to_string() }
+    }
+
+    /// Read the answer (sleeping until it comes).
+    fn response(&mut self) -> Result<Response, ExecError> {
+        let n = proto::read_frame_into(&mut self.from_server, &mut self.response).map_err(|e| self.lost(e))?;
+        proto::decode_response(&self.response[..n]).ok_or_else(|| self.lost(proto::ProtocolError::Malformed("response".into())))
+    }
+
+    fn exchange(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<(Response, std::time::Instant), ExecError> {
+        let started = std::time::Instant::now();
+        self.send(kind, schedule, policy)?;
         self.spin.wait_readable(self.from_server.as_raw_fd());
-        let n = proto::read_frame_into(&mut self.from_server, &mut self.response).map_err(|e| lost(e, &self.program))?;
-        let resp: Response = proto::decode_response(&self.response[..n])
-            .ok_or_else(|| lost(proto::ProtocolError::Malformed("response".into()), &self.program))?;
-        Ok((resp, started))
+        Ok((self.response()?, started))
     }
 
     fn request(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
-        let (resp, started) = self.exchange(kind, schedule, policy)?;
-        self.execution(resp, started, self.options.timeout.as_millis() as u64)
+        debug_assert_eq!(kind, RequestKind::Run);
+        let run = self.begin_run(schedule, policy, 0)?;
+        self.finish(run)
     }
 
-    fn execution(&self, resp: Response, started: std::time::Instant, timeout_ms: u64) -> Result<Execution, ExecError> {
-        let raw = explore_buffer::read(&self.buffer)?;
+    fn begin_run(&mut self, schedule: &[ThreadId], policy: Policy, known: usize) -> Result<RunInFlight, ExecError> {
+        let started = std::time::Instant::now();
+        self.send(RequestKind::Run, schedule, policy)?;
+        self.in_flight = true;
+        let wait = self.spin.begin();
+        Ok(RunInFlight { reader: explore_buffer::Reader::known(known), raw: explore_buffer::Execution::default(), started, wait, response: None })
+    }
+
+    /// Ask for a run following `suffix` from the innermost snapshot `snap` (or from `main`),
+    /// then the default policy, and return at once: [`progress`](Self::progress) follows it as
+    /// it goes, [`finish`](Self::finish) ends it. The caller knows the first `known` steps
+    /// already (from an earlier run): the execution leaves their enabled lists empty.
+    pub fn start_run(&mut self, snap: Option<&Snapshot>, suffix: &[ThreadId], known: usize) -> Result<RunInFlight, ExecError> {
+        match snap {
+            Some(snap) => {
+                self.innermost(snap)?;
+                let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
+                self.begin_run(&schedule, Policy::Default, known)
+            }
+            None => {
+                self.from_main()?;
+                self.begin_run(suffix, Policy::Default, known)
+            }
+        }
+    }
+
+    /// Wait until the run has published another step, or has ended: `Ok(true)` once it has.
+    /// (Polls while the spin budget lasts, then sleeps until the end.)
+    pub fn progress(&mut self, run: &mut RunInFlight) -> Result<bool, ExecError> {
+        if run.response.is_some() {
+            return Ok(true);
+        }
+        let mut failed = None;
+        let buffer: &[u8] = &self.buffer;
+        let (reader, raw) = (&mut run.reader, &mut run.raw);
+        let woke = self.spin.wait_or(&mut run.wait, self.from_server.as_raw_fd(), || match reader.advance(buffer, raw) {
+            Ok(new) => new,
+            Err(e) => {
+                failed = Some(e);
+                true
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        if woke == proto::Woke::Progress {
+            return Ok(false);
+        }
+        let resp = self.response()?;
+        self.in_flight = false;
+        run.reader.finish(&self.buffer, &mut run.raw)?;
+        run.response = Some(resp);
+        Ok(true)
+    }
+
+    /// The whole execution (waiting for its end).
+    pub fn finish(&mut self, mut run: RunInFlight) -> Result<Execution, ExecError> {
+        while !self.progress(&mut run)? {}
+        let resp = run.response.take().expect("ended");
+        self.execution(resp, run.raw, run.started, self.options.timeout.as_millis() as u64)
+    }
+
+    fn execution(&self, resp: Response, raw: explore_buffer::Execution, started: std::time::Instant, timeout_ms: u64) -> Result<Execution, ExecError> {
         if let Some(err) = raw.tool_error {
             return Err(ExecError::Unsupported(err));
         }

@@ -9,6 +9,12 @@
 //! `C ∪ J` and then the default policy. When a run's next event is in `D` the walk asks for
 //! another enabled event (one more run), and when every enabled event is in `D` the branch is
 //! sleep-set blocked (SSB). `U` is pruned to `Q_{C,D}` from time to time.
+//!
+//! The walk over a run overlaps the run itself: the program publishes each step in the shared
+//! buffer as it decides it, and the verifier walks every step whose events are known (once the
+//! next step is there) while the program goes on with the later ones on the other core
+//! ([`Executor::progress`]). Only the walk's tail and the backtracking are left between two
+//! runs.
 
 use crate::cex;
 use crate::comb;
@@ -18,7 +24,7 @@ use crate::object_table::{ObjIdx, ObjectTable};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
 use shared_proto::dependence::objects_of;
-use shared_proto::{Event, EventKind, Outcome, PendingOp, ThreadId};
+use shared_proto::{Event, EventKind, Outcome, PendingOp, Step, ThreadId, ThreadInfo};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -160,6 +166,25 @@ enum Leaf {
     Redirect { schedule: Vec<ThreadId>, from: usize, sleep: Vec<EventIdx> },
 }
 
+/// Where a walk over one run stands (see [`Verifier::walk_more`]): it goes on as the run
+/// publishes its steps.
+struct Walk {
+    /// The next step to walk.
+    s: usize,
+    sleep: Vec<EventIdx>,
+    /// The alternative's events the run is to perform first (in any order).
+    follow: Vec<EventIdx>,
+    threads: RunThreads,
+    /// How the walk ended, once it has.
+    leaf: Option<Leaf>,
+}
+
+impl Walk {
+    fn at(s: usize, sleep: Vec<EventIdx>, follow: Vec<EventIdx>) -> Walk {
+        Walk { s, sleep, follow, threads: RunThreads::default(), leaf: None }
+    }
+}
+
 pub struct Verifier<'a> {
     ex: &'a mut Executor,
     opts: Options,
@@ -245,6 +270,45 @@ impl<'a> Verifier<'a> {
             None => self.ex.run(schedule)?,
         };
         self.stats.runs += 1;
+        self.ran(&x)?;
+        Ok(x)
+    }
+
+    /// Run `schedule` as [`run`](Self::run) does, walking it as it goes: each step is walked
+    /// as soon as the next one is published, on this core, while the program runs on the
+    /// other. (A walk that ends early, at a sleep-set block or a redirection, lets the run
+    /// finish: the server answers every request.)
+    fn run_walking(&mut self, schedule: &[ThreadId], mut w: Walk) -> Result<(Execution, Leaf), VerifyError> {
+        self.release_snapshots_off(schedule)?;
+        let mut run = match self.snapshots.last() {
+            Some((depth, snap)) => self.ex.start_run(Some(snap), &schedule[*depth..], w.s)?,
+            None => self.ex.start_run(None, schedule, w.s)?,
+        };
+        self.stats.runs += 1;
+        let mut failed = None;
+        while !self.ex.progress(&mut run)? {
+            if failed.is_none() {
+                failed = self.walk_more(&mut w, run.steps(), run.events(), run.threads(), None).err();
+            }
+        }
+        let x = self.ex.finish(run)?;
+        // An infeasible schedule first: the walk's complaint about it says less.
+        self.ran(&x)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let leaf = self.walk_to_end(w, &x)?;
+        Ok((x, leaf))
+    }
+
+    /// Walk the rest of an ended run: how the walk ends.
+    fn walk_to_end(&mut self, mut w: Walk, x: &Execution) -> Result<Leaf, VerifyError> {
+        self.walk_more(&mut w, &x.trace.steps, &x.trace.events, &x.trace.threads, Some(&x.blocked))?;
+        Ok(w.leaf.expect("a walk over an ended run ends"))
+    }
+
+    /// Account for a run that ended (counted in `stats.runs` when it started).
+    fn ran(&mut self, x: &Execution) -> Result<(), VerifyError> {
         self.stats.executor_micros += x.total_micros;
         self.stats.program_micros += x.micros;
         if let Some(made) = self.snapshot_made.take() {
@@ -258,7 +322,7 @@ impl<'a> Verifier<'a> {
                 x.outcome()
             )));
         }
-        Ok(x)
+        Ok(())
     }
 
     /// The whole exploration, telling `hooks` as it goes.
@@ -273,17 +337,13 @@ impl<'a> Verifier<'a> {
         }
         hooks.first(&first);
         let mut leftmost: Option<usize> = None;
+        let mut leaf = self.walk_to_end(Walk::at(0, Vec::new(), Vec::new()), &first)?;
         let mut exec = first;
-        let (mut from, mut sleep, mut follow) = (0usize, Vec::new(), Vec::new());
         let mut last_progress = Instant::now();
         let stopped = loop {
-            let leaf = self.walk(&exec, from, sleep, follow)?;
             match leaf {
-                Leaf::Redirect { schedule, from: f, sleep: s } => {
-                    exec = self.run(&schedule)?;
-                    from = f;
-                    sleep = s;
-                    follow = Vec::new();
+                Leaf::Redirect { schedule, from, sleep } => {
+                    (exec, leaf) = self.run_walking(&schedule, Walk::at(from, sleep, Vec::new()))?;
                     continue;
                 }
                 Leaf::Blocked => {
@@ -341,10 +401,7 @@ impl<'a> Verifier<'a> {
             let Some((s, j, runs_below)) = next else { break None };
             self.maybe_snapshot(busy, runs_below, &exec.step_micros)?;
             let schedule = self.schedule_through(&j)?;
-            exec = self.run(&schedule)?;
-            from = self.path.len();
-            sleep = s;
-            follow = j;
+            (exec, leaf) = self.run_walking(&schedule, Walk::at(self.path.len(), s, j))?;
         };
         while let Some((_, snap)) = self.snapshots.pop() {
             self.ex.release(snap)?;
@@ -523,20 +580,26 @@ impl<'a> Verifier<'a> {
         self.u.event(a, &self.preds_buf, kind).0
     }
 
-    /// Walk `exec` from node `from` (the path holds nodes `0..from`, `C` their events): the
-    /// recursive calls of Alg. 1 along this run.
-    fn walk(&mut self, exec: &Execution, from: usize, mut sleep: Vec<EventIdx>, mut follow: Vec<EventIdx>) -> Result<Leaf, VerifyError> {
-        debug_assert_eq!(self.path.len(), from);
-        let trace = &exec.trace;
-        let threads = RunThreads::new(&mut self.names, &trace.threads);
-        for (s, step) in trace.steps.iter().enumerate().skip(from) {
+    /// Walk a run on from step `w.s` (the path holds nodes `0..w.s`, `C` their events): the
+    /// recursive calls of Alg. 1 along it. `steps`, `events` and `threads` are the run's so far;
+    /// `ended`: the run has ended, with these threads left blocked. A step is walked once its
+    /// events are all known: once the next step is there, or the run has ended.
+    fn walk_more(&mut self, w: &mut Walk, steps: &[Step], events: &[Event], threads: &[ThreadInfo], ended: Option<&[PendingOp]>) -> Result<(), VerifyError> {
+        if w.leaf.is_some() {
+            return Ok(());
+        }
+        debug_assert_eq!(self.path.len(), w.s);
+        w.threads.update(&mut self.names, threads);
+        while w.s < steps.len() && (ended.is_some() || w.s + 1 < steps.len()) {
+            let s = w.s;
+            let step = &steps[s];
             let first = step.first_event as usize;
-            let end = trace.steps.get(s + 1).map_or(trace.events.len(), |n| n.first_event as usize).min(trace.events.len());
+            let end = steps.get(s + 1).map_or(events.len(), |n| n.first_event as usize).min(events.len());
             // A thread that crashed performing its operation left no event: the operation, as
             // it was pending, is its last event (it halts there).
             let crashed: Vec<Event>;
             let done = if first < end {
-                &trace.events[first..end]
+                &events[first..end]
             } else {
                 let Some(op) = step.enabled.iter().find(|op| op.tid == step.chosen) else {
                     return Err(VerifyError::Internal(format!("step {s} chose a thread that was not enabled")));
@@ -544,17 +607,18 @@ impl<'a> Verifier<'a> {
                 crashed = vec![as_event(op)];
                 &crashed[..]
             };
-            let (action, own) = self.action_for(&threads, step.chosen, done[0].site, done[0].kind, done);
+            let (action, own) = self.action_for(&w.threads, step.chosen, done[0].site, done[0].kind, done);
             let e = self.event_at_c(action, done[0].kind);
             // Line 5 of Alg. 1: en(C) ⊆ D (impossible while D has fewer events than en(C), and
             // most of the time D is empty: then no enabled event needs to be looked up).
-            if step.enabled.len() <= sleep.len() && self.first_awake(&threads, &step.enabled, &sleep).is_none() {
-                return Ok(Leaf::Blocked);
+            if step.enabled.len() <= w.sleep.len() && self.first_awake(&w.threads, &step.enabled, &w.sleep).is_none() {
+                w.leaf = Some(Leaf::Blocked);
+                return Ok(());
             }
-            if !follow.is_empty() {
-                match follow.iter().position(|&x| x == e) {
+            if !w.follow.is_empty() {
+                match w.follow.iter().position(|&x| x == e) {
                     Some(i) => {
-                        follow.remove(i);
+                        w.follow.remove(i);
                     }
                     // A memcpy between two shared objects is one operation whose pending op
                     // showed only its first half: the prediction can miss the second.
@@ -570,33 +634,38 @@ impl<'a> Verifier<'a> {
                         )))
                     }
                 }
-            } else if sleep.contains(&e) {
+            } else if w.sleep.contains(&e) {
                 // Line 7 of Alg. 1: choose from en(C) \ D.
-                return Ok(match self.first_awake(&threads, &step.enabled, &sleep) {
+                let leaf = match self.first_awake(&w.threads, &step.enabled, &w.sleep) {
                     None => Leaf::Blocked,
                     Some(op) => {
                         let mut schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
                         schedule.push(op.tid);
-                        Leaf::Redirect { schedule, from: s, sleep }
+                        Leaf::Redirect { schedule, from: s, sleep: std::mem::take(&mut w.sleep) }
                     }
-                });
+                };
+                w.leaf = Some(leaf);
+                return Ok(());
             }
-            self.path.push(Node { event: e, tid: step.chosen, sleep: sleep.clone(), runs_at: self.stats.runs });
+            self.path.push(Node { event: e, tid: step.chosen, sleep: w.sleep.clone(), runs_at: self.stats.runs });
             self.c.push(&self.u, e);
             cex::add_conflicting_extensions(&mut self.u, &self.objects, e, own);
             let objs = self.u.objects(e).to_vec();
-            sleep.retain(|&d| self.u.objects(d).iter().all(|o| !objs.contains(o)));
+            w.sleep.retain(|&d| self.u.objects(d).iter().all(|o| !objs.contains(o)));
+            w.s += 1;
         }
-        if !follow.is_empty() {
+        let Some(blocked) = ended else { return Ok(()) };
+        if !w.follow.is_empty() {
             return Err(VerifyError::Nondeterministic("a run ended before the events an earlier run predicted".into()));
         }
-        for op in &exec.blocked {
+        for op in blocked {
             let ev = as_event(op);
-            let (a, own) = self.action_for(&threads, op.tid, op.site, op.kind, &[ev]);
+            let (a, own) = self.action_for(&w.threads, op.tid, op.site, op.kind, &[ev]);
             let preds: Vec<Option<EventIdx>> = self.u.actions(a).objects.iter().map(|&o| self.c.last(o)).collect();
             cex::add_blocked_extensions(&mut self.u, &self.objects, a, op.kind, &preds, own);
         }
-        Ok(Leaf::Maximal)
+        w.leaf = Some(Leaf::Maximal);
+        Ok(())
     }
 
     /// Line 13 of Alg. 1, amortised: when `U` has doubled since the last time, keep only

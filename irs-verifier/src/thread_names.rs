@@ -35,25 +35,18 @@ pub struct RunThreads {
 
 impl RunThreads {
     pub fn new(names: &mut ThreadNames, threads: &[ThreadInfo]) -> RunThreads {
-        let mut stable: Vec<Option<StableThread>> = vec![None; threads.len()];
-        // The table lists a thread after its creator (creation order), but do not rely on it.
-        for _ in 0..threads.len() {
-            for info in threads {
-                let i = info.id.index();
-                if i >= stable.len() || stable[i].is_some() {
-                    continue;
-                }
-                let parent = match info.parent {
-                    None => None,
-                    Some(p) => match stable.get(p.index()).copied().flatten() {
-                        Some(s) => Some(s),
-                        None => continue,
-                    },
-                };
-                stable[i] = Some(names.intern(parent, info.nth_child));
-            }
+        let mut run = RunThreads::default();
+        run.update(names, threads);
+        run
+    }
+
+    /// Name the threads of `threads` (the run's table so far, in creation order: a parent
+    /// before its children, as the buffer guarantees) not named yet.
+    pub fn update(&mut self, names: &mut ThreadNames, threads: &[ThreadInfo]) {
+        for info in threads.iter().skip(self.stable.len()) {
+            let parent = info.parent.map(|p| self.stable(p));
+            self.stable.push(names.intern(parent, info.nth_child));
         }
-        RunThreads { stable: stable.into_iter().map(|s| s.unwrap_or(StableThread(u32::MAX))).collect() }
     }
 
     pub fn stable(&self, t: ThreadId) -> StableThread {

@@ -2,11 +2,16 @@
 //!
 //! The executor creates it (a memfd) and the fork server's children inherit it. A child writes
 //! fixed-size little-endian records as things happen, so nothing is lost when it crashes, and
-//! allocates nothing while doing so. The executor decodes the buffer after the child ended,
-//! checking every count and code before use: a corrupt buffer is an error, never a wrong trace.
+//! allocates nothing while doing so. Every record is written before the count that covers it
+//! is published (a release store), so the executor can decode the execution while it runs
+//! ([`Reader::advance`], acquire loads) and the verifier walk it meanwhile on the other core;
+//! [`Reader::finish`] decodes the rest once the child ended. Every count and code is checked
+//! before use: a corrupt buffer is an error, never a wrong trace.
 //!
-//! Layout: a header (magic, version, capacities, counts, outcome, message, thread table), then
-//! the event records, the step records and the enabled-operation records.
+//! Layout: a header (magic, version, capacities, counts, outcome, message, thread table, the
+//! live word), then the event records, the step records and the enabled-operation records. The
+//! live word tells whose the header is: the executor clears it before it asks for a run, and
+//! the child sets it once it has reset the header for that run.
 
 use crate::le::{get32, get64, put32, put64};
 use crate::event::{Event, EventKind, PendingOp, Step};
@@ -14,9 +19,40 @@ use crate::ids::{SiteId, ThreadId};
 use crate::logical_addr::LogicalAddr;
 use crate::outcome::{Outcome, ViolationKind};
 use crate::trace::ThreadInfo;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The header word at `at` of the buffer at `base` (`len` bytes) as an atomic: the counts and the
+/// live word are written by the child and read by the executor while the child runs.
+fn word<'b>(base: *mut u8, len: usize, at: usize) -> &'b AtomicU32 {
+    assert!(at + 4 <= len && (base as usize + at) % 4 == 0, "a header word out of place");
+    // SAFETY: in bounds and aligned (checked above), in a buffer that outlives the caller's
+    // borrow of it: a writable shared mapping (in tests, our own memory). While another process
+    // may access a word, both access it only atomically; `base` comes from a `&mut` wherever
+    // the word is stored to.
+    unsafe { AtomicU32::from_ptr(base.add(at).cast::<u32>()) }
+}
+
+/// Publish a count: release, so that a reader that sees it (acquire) sees the records it covers.
+fn publish(b: &mut [u8], at: usize, v: u32) {
+    word(b.as_mut_ptr(), b.len(), at).store(v.to_le(), Ordering::Release);
+}
+
+/// A count the child published (acquire: the records it covers are visible).
+fn published(b: &[u8], at: usize) -> u32 {
+    // Only loaded through the shared borrow.
+    u32::from_le(word(b.as_ptr().cast_mut(), b.len(), at).load(Ordering::Acquire))
+}
+
+/// Mark the buffer as holding no run (the executor, before it asks for one). Relaxed: the
+/// request that follows goes through a pipe, which orders this store before the child's.
+pub fn clear_live(b: &mut [u8]) {
+    if b.len() >= HEADER {
+        word(b.as_mut_ptr(), b.len(), LIVE).store(0, Ordering::Relaxed);
+    }
+}
 
 pub const BUFFER_MAGIC: u64 = u64::from_le_bytes(*b"IRSXPLR1");
-pub const BUFFER_VERSION: u32 = 2;
+pub const BUFFER_VERSION: u32 = 3;
 /// Logical threads one execution may have (the enabled set of a step is a 64-bit mask).
 pub const MAX_THREADS: usize = 64;
 /// The `chosen` of a last, pseudo step that lists the operations the threads left blocked at a
@@ -27,6 +63,9 @@ pub const MESSAGE_LEN: usize = 1024;
 const HEADER: usize = 4096;
 const THREADS_AT: usize = MESSAGE + MESSAGE_LEN; // the fixed fields, the message, then the thread table
 const THREAD_RECORD: usize = 16;
+/// 1 once the child has set the header up for the run the executor asked for (see the module
+/// doc); 0 before.
+const LIVE: usize = THREADS_AT + MAX_THREADS * THREAD_RECORD;
 const EVENT: usize = 56;
 const STEP: usize = 20;
 const ENABLED: usize = 56;
@@ -156,12 +195,15 @@ impl<'a> BufferWriter<'a> {
         if b.len() < cap.bytes() {
             return None;
         }
-        b[..HEADER].fill(0);
+        // The live word is left to the atomic store below: the executor may be reading it.
+        b[..LIVE].fill(0);
+        b[LIVE + 4..HEADER].fill(0);
         put64(b, MAGIC, BUFFER_MAGIC);
         put32(b, VERSION, BUFFER_VERSION);
         put32(b, CAP_EVENTS, cap.events);
         put32(b, CAP_STEPS, cap.steps);
         put32(b, CAP_ENABLED, cap.enabled);
+        publish(b, LIVE, 1);
         Some(BufferWriter { b, cap })
     }
 
@@ -184,10 +226,11 @@ impl<'a> BufferWriter<'a> {
     /// Back to `mark`, with no outcome yet: how a continuation from a snapshot starts.
     pub fn reset_to(&mut self, mark: Mark) {
         for (field, v) in [N_EVENTS, N_STEPS, N_ENABLED, N_THREADS].into_iter().zip(mark.n) {
-            put32(self.b, field, v);
+            publish(self.b, field, v);
         }
         put32(self.b, OUTCOME, code::RUNNING);
         put32(self.b, MESSAGE_BYTES, 0);
+        publish(self.b, LIVE, 1);
     }
 
     /// Register logical thread `tid` (dense, in creation order).
@@ -198,7 +241,8 @@ impl<'a> BufferWriter<'a> {
         let at = THREADS_AT + tid as usize * THREAD_RECORD;
         put32(self.b, at, parent.unwrap_or(u32::MAX));
         put32(self.b, at + 4, nth_child);
-        put32(self.b, N_THREADS, get32(self.b, N_THREADS).max(tid + 1));
+        let n = get32(self.b, N_THREADS).max(tid + 1);
+        publish(self.b, N_THREADS, n);
         true
     }
 
@@ -209,7 +253,7 @@ impl<'a> BufferWriter<'a> {
         }
         let at = self.events_at() + n as usize * EVENT;
         op.put(self.b, at, k);
-        put32(self.b, N_EVENTS, n + 1);
+        publish(self.b, N_EVENTS, n + 1);
         true
     }
 
@@ -229,8 +273,9 @@ impl<'a> BufferWriter<'a> {
         for (i, op) in enabled.iter().enumerate() {
             op.put(self.b, self.enabled_at() + (ne as usize + i) * ENABLED, 0);
         }
-        put32(self.b, N_STEPS, ns + 1);
-        put32(self.b, N_ENABLED, ne + enabled.len() as u32);
+        // The enabled count first: a reader that sees the step sees its records counted.
+        publish(self.b, N_ENABLED, ne + enabled.len() as u32);
+        publish(self.b, N_STEPS, ns + 1);
         true
     }
 
@@ -346,7 +391,7 @@ fn split_bugs(area: &[u8]) -> Result<(String, Vec<Outcome>), BufferError> {
 }
 
 /// What the executor reads back.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Execution {
     pub threads: Vec<ThreadInfo>,
     pub events: Vec<Event>,
@@ -378,96 +423,161 @@ fn mask_threads(mask: u64) -> Vec<ThreadId> {
     (0..64).filter(|i| mask & (1u64 << i) != 0).map(ThreadId).collect()
 }
 
-/// Decode and validate a buffer written by [`BufferWriter`].
+/// Decode and validate a buffer written by [`BufferWriter`] whose execution has ended.
 pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
-    if b.len() < HEADER || get64(b, MAGIC) != BUFFER_MAGIC {
-        return Err(corrupt("bad magic"));
+    let mut x = Execution::default();
+    Reader::default().finish(b, &mut x)?;
+    Ok(x)
+}
+
+/// Decodes a buffer while its execution writes it, and once it has ended, each record once
+/// (appending to an [`Execution`]). Until the child has set the buffer up for the run (the live
+/// word), nothing is read: the header may still be an earlier run's.
+#[derive(Debug, Default)]
+pub struct Reader {
+    /// Steps before this one keep empty enabled lists (see [`Reader::known`]).
+    known: usize,
+    cap: Option<Capacity>,
+    /// Step records read (the pseudo step of a deadlock included).
+    steps: u32,
+    /// The pseudo step was read: nothing may follow it.
+    blocked: bool,
+}
+
+impl Reader {
+    /// A reader for a run whose first `steps` steps the caller knows already (a prefix of an
+    /// earlier run): their enabled operations are left undecoded, empty (their threads and
+    /// events are read as usual).
+    pub fn known(steps: usize) -> Reader {
+        Reader { known: steps, ..Reader::default() }
     }
-    if get32(b, VERSION) != BUFFER_VERSION {
-        return Err(corrupt(format!("version {} (expected {BUFFER_VERSION})", get32(b, VERSION))));
-    }
-    let cap = Capacity { events: get32(b, CAP_EVENTS), steps: get32(b, CAP_STEPS), enabled: get32(b, CAP_ENABLED) };
-    if cap.bytes() > b.len() {
-        return Err(corrupt("capacities exceed the buffer"));
-    }
-    let (ne, ns, nen, nt) = (get32(b, N_EVENTS), get32(b, N_STEPS), get32(b, N_ENABLED), get32(b, N_THREADS));
-    if ne > cap.events || ns > cap.steps || nen > cap.enabled || nt as usize > MAX_THREADS {
-        return Err(corrupt("counts exceed capacities"));
-    }
-    let mut threads = Vec::new();
-    for t in 0..nt {
-        let at = THREADS_AT + t as usize * THREAD_RECORD;
-        let parent = get32(b, at);
-        let parent = (parent != u32::MAX).then_some(ThreadId(parent));
-        if parent.is_some_and(|p| p.0 >= t) || (t > 0 && parent.is_none()) {
-            return Err(corrupt(format!("thread {t} has an impossible parent")));
+
+    /// The capacities, once the child has set the header up (checked then, once).
+    fn header(&mut self, b: &[u8]) -> Result<Option<Capacity>, BufferError> {
+        if let Some(cap) = self.cap {
+            return Ok(Some(cap));
         }
-        threads.push(ThreadInfo { id: ThreadId(t), parent, nth_child: get32(b, at + 4) });
+        if b.len() < HEADER {
+            return Err(corrupt("bad magic"));
+        }
+        if published(b, LIVE) != 1 {
+            return Ok(None);
+        }
+        if get64(b, MAGIC) != BUFFER_MAGIC {
+            return Err(corrupt("bad magic"));
+        }
+        if get32(b, VERSION) != BUFFER_VERSION {
+            return Err(corrupt(format!("version {} (expected {BUFFER_VERSION})", get32(b, VERSION))));
+        }
+        let cap = Capacity { events: get32(b, CAP_EVENTS), steps: get32(b, CAP_STEPS), enabled: get32(b, CAP_ENABLED) };
+        if cap.bytes() > b.len() {
+            return Err(corrupt("capacities exceed the buffer"));
+        }
+        self.cap = Some(cap);
+        Ok(Some(cap))
     }
-    let valid_tid = |tid: u32| if tid < nt { Ok(ThreadId(tid)) } else { Err(corrupt(format!("unknown thread {tid}"))) };
-    let mut events = Vec::with_capacity(ne as usize);
-    for i in 0..ne as usize {
-        let (op, k) = OpRecord::get(b, HEADER + i * EVENT).ok_or_else(|| corrupt(format!("event {i}: bad kind")))?;
-        events.push(Event { tid: valid_tid(op.tid)?, k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size, op.logical) });
+
+    /// Decode what the child has published since the last call into `x`; whether a step was
+    /// new. A step's events are complete once the next step is there (or the run has ended).
+    pub fn advance(&mut self, b: &[u8], x: &mut Execution) -> Result<bool, BufferError> {
+        let Some(cap) = self.header(b)? else { return Ok(false) };
+        // Steps first, then what they refer to: every count only grows and is published after
+        // the records it covers, so the later loads cover whatever the steps refer to.
+        let ns = published(b, N_STEPS);
+        let nen = published(b, N_ENABLED);
+        let ne = published(b, N_EVENTS);
+        let nt = published(b, N_THREADS);
+        if ne > cap.events || ns > cap.steps || nen > cap.enabled || nt as usize > MAX_THREADS {
+            return Err(corrupt("counts exceed capacities"));
+        }
+        for t in x.threads.len() as u32..nt {
+            let at = THREADS_AT + t as usize * THREAD_RECORD;
+            let parent = get32(b, at);
+            let parent = (parent != u32::MAX).then_some(ThreadId(parent));
+            if parent.is_some_and(|p| p.0 >= t) || (t > 0 && parent.is_none()) {
+                return Err(corrupt(format!("thread {t} has an impossible parent")));
+            }
+            x.threads.push(ThreadInfo { id: ThreadId(t), parent, nth_child: get32(b, at + 4) });
+        }
+        let valid_tid = |tid: u32| if tid < nt { Ok(ThreadId(tid)) } else { Err(corrupt(format!("unknown thread {tid}"))) };
+        x.events.reserve((ne as usize).saturating_sub(x.events.len()));
+        for i in x.events.len()..ne as usize {
+            let (op, k) = OpRecord::get(b, HEADER + i * EVENT).ok_or_else(|| corrupt(format!("event {i}: bad kind")))?;
+            x.events.push(Event { tid: valid_tid(op.tid)?, k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size, op.logical) });
+        }
+        let steps_at = HEADER + cap.events as usize * EVENT;
+        let enabled_at = steps_at + cap.steps as usize * STEP;
+        let before = self.steps;
+        for i in before as usize..ns as usize {
+            let at = steps_at + i * STEP;
+            let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
+            if self.blocked {
+                return Err(corrupt(format!("step {i} follows the blocked threads' step")));
+            }
+            let pseudo = chosen == BLOCKED_STEP;
+            // Equal first events: the earlier step's thread crashed performing it (no event).
+            if first_event > ne || (!pseudo && x.steps.last().is_some_and(|p: &Step| p.first_event > first_event)) {
+                return Err(corrupt(format!("step {i}: its first event is out of order")));
+            }
+            if first.checked_add(n).is_none_or(|end| end > nen) {
+                return Err(corrupt(format!("step {i}: enabled records out of range")));
+            }
+            let n = if i < self.known { 0 } else { n };
+            let mut enabled = Vec::with_capacity(n as usize);
+            for j in first..first + n {
+                let (op, _) = OpRecord::get(b, enabled_at + j as usize * ENABLED).ok_or_else(|| corrupt(format!("step {i}: bad kind")))?;
+                valid_tid(op.tid)?;
+                enabled.push(op.pending());
+            }
+            if pseudo {
+                x.blocked = enabled;
+                self.blocked = true;
+            } else {
+                x.steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
+                x.step_micros.push(get32(b, at + 16));
+            }
+        }
+        self.steps = ns;
+        Ok(ns > before)
     }
-    let steps_at = HEADER + cap.events as usize * EVENT;
-    let enabled_at = steps_at + cap.steps as usize * STEP;
-    let mut steps = Vec::with_capacity(ns as usize);
-    let mut step_micros = Vec::with_capacity(ns as usize);
-    let mut blocked = Vec::new();
-    for i in 0..ns as usize {
-        let at = steps_at + i * STEP;
-        let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
-        let pseudo = chosen == BLOCKED_STEP && i + 1 == ns as usize;
-        // Equal first events: the earlier step's thread crashed performing it (no event).
-        if first_event > ne || (!pseudo && steps.last().is_some_and(|p: &Step| p.first_event > first_event)) {
-            return Err(corrupt(format!("step {i}: its first event is out of order")));
+
+    /// The execution has ended (its writer is gone): decode the rest into `x`, and how it
+    /// ended. A child that never set the buffer up leaves `x` as it is, with no outcome.
+    pub fn finish(&mut self, b: &[u8], x: &mut Execution) -> Result<(), BufferError> {
+        if self.header(b)?.is_none() {
+            return Ok(());
         }
-        if first.checked_add(n).is_none_or(|end| end > nen) {
-            return Err(corrupt(format!("step {i}: enabled records out of range")));
-        }
-        let mut enabled = Vec::with_capacity(n as usize);
-        for j in first..first + n {
-            let (op, _) = OpRecord::get(b, enabled_at + j as usize * ENABLED).ok_or_else(|| corrupt(format!("step {i}: bad kind")))?;
-            valid_tid(op.tid)?;
-            enabled.push(op.pending());
-        }
-        if pseudo {
-            blocked = enabled;
-        } else {
-            steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
-            step_micros.push(get32(b, at + 16));
-        }
+        self.advance(b, x)?;
+        let (first_message, more_bugs) = {
+            let n = (get32(b, MESSAGE_BYTES) as usize).min(MESSAGE_LEN);
+            split_bugs(&b[MESSAGE..MESSAGE + n])?
+        };
+        x.more_bugs = more_bugs;
+        let message = || first_message.clone();
+        let value = get32(b, OUTCOME_VALUE) as i32;
+        x.outcome = match get32(b, OUTCOME) {
+            code::RUNNING => None,
+            code::EXIT => Some(Outcome::Exit(value)),
+            code::VIOLATION => Some(Outcome::Violation {
+                kind: crate::abi::violation_kind(value as u32).ok_or_else(|| corrupt("bad violation kind"))?,
+                message: message(),
+            }),
+            code::SIGNAL => Some(Outcome::Signal(value)),
+            code::DEADLOCK => Some(Outcome::Deadlock { waiting: message().split("; ").map(String::from).collect() }),
+            code::INFEASIBLE => Some(Outcome::Infeasible {
+                step: get32(b, INFEASIBLE_STEP),
+                requested: ThreadId(get32(b, INFEASIBLE_THREAD)),
+                enabled: mask_threads(get64(b, INFEASIBLE_ENABLED)),
+            }),
+            code::OVERFLOW => Some(Outcome::EventLimit { events: x.events.len() as u32 }),
+            code::UNSUPPORTED => {
+                x.tool_error = Some(message());
+                None
+            }
+            c => return Err(corrupt(format!("bad outcome code {c}"))),
+        };
+        Ok(())
     }
-    let (first_message, more_bugs) = {
-        let n = (get32(b, MESSAGE_BYTES) as usize).min(MESSAGE_LEN);
-        split_bugs(&b[MESSAGE..MESSAGE + n])?
-    };
-    let message = || first_message.clone();
-    let value = get32(b, OUTCOME_VALUE) as i32;
-    let mut tool_error = None;
-    let outcome = match get32(b, OUTCOME) {
-        code::RUNNING => None,
-        code::EXIT => Some(Outcome::Exit(value)),
-        code::VIOLATION => Some(Outcome::Violation {
-            kind: crate::abi::violation_kind(value as u32).ok_or_else(|| corrupt("bad violation kind"))?,
-            message: message(),
-        }),
-        code::SIGNAL => Some(Outcome::Signal(value)),
-        code::DEADLOCK => Some(Outcome::Deadlock { waiting: message().split("; ").map(String::from).collect() }),
-        code::INFEASIBLE => Some(Outcome::Infeasible {
-            step: get32(b, INFEASIBLE_STEP),
-            requested: ThreadId(get32(b, INFEASIBLE_THREAD)),
-            enabled: mask_threads(get64(b, INFEASIBLE_ENABLED)),
-        }),
-        code::OVERFLOW => Some(Outcome::EventLimit { events: ne }),
-        code::UNSUPPORTED => {
-            tool_error = Some(message());
-            None
-        }
-        c => return Err(corrupt(format!("bad outcome code {c}"))),
-    };
-    Ok(Execution { threads, events, steps, step_micros, blocked, more_bugs, outcome, tool_error })
 }
 
 #[cfg(test)]
@@ -479,12 +589,29 @@ mod tests {
         OpRecord { tid, kind, site: Some(SiteId(7)), addr, size: 4, logical: None }
     }
 
+    /// A buffer of `n` bytes, aligned as a mapping is (the header words are atomics).
+    #[derive(Clone)]
+    struct Aligned(Vec<u64>, usize);
+    impl Aligned {
+        fn new(n: usize) -> Aligned {
+            Aligned(vec![0; n.div_ceil(8)], n)
+        }
+        fn bytes(&self) -> &[u8] {
+            // SAFETY: the vector's own memory, `self.1 <= 8 * len` bytes of it.
+            unsafe { std::slice::from_raw_parts(self.0.as_ptr().cast(), self.1) }
+        }
+        fn bytes_mut(&mut self) -> &mut [u8] {
+            // SAFETY: as above, borrowed mutably.
+            unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), self.1) }
+        }
+    }
+
     #[test]
     fn round_trip_and_validation() {
         let cap = Capacity { events: 4, steps: 4, enabled: 8 };
-        let mut b = vec![0u8; cap.bytes()];
+        let mut buf = Aligned::new(cap.bytes());
         {
-            let mut w = BufferWriter::init(&mut b, cap).unwrap();
+            let mut w = BufferWriter::init(buf.bytes_mut(), cap).unwrap();
             assert!(w.thread(0, None, 0) && w.thread(1, Some(0), 0));
             let store = op(0, EventKind::Access(AccessKind::Store), 0x10);
             assert!(w.step(0, &[store], 5));
@@ -498,28 +625,75 @@ mod tests {
             w.outcome(ChildOutcome::Deadlock("T0 waits for lock 0x20; T1 waits for join T0"));
             w.outcome(ChildOutcome::Exit(0));
         }
-        let e = read(&b).unwrap();
+        let b = buf.bytes();
+        let e = read(b).unwrap();
         assert_eq!(e.threads.len(), 2);
         assert_eq!(e.events.len(), 4);
         assert_eq!(e.steps[1].enabled[1].object, crate::ObjectRef::Thread(ThreadId(1)));
         assert_eq!(e.step_micros, [5, 9]);
         assert_eq!(e.outcome, Some(Outcome::Deadlock { waiting: vec!["T0 waits for lock 0x20".into(), "T1 waits for join T0".into()] }));
 
-        let mut bad = b.clone();
-        bad[N_EVENTS] = 200;
-        assert!(read(&bad).is_err());
-        let mut bad = b.clone();
-        bad[0] ^= 1;
-        assert!(read(&bad).is_err());
-        let mut bad = b.clone();
-        bad[HEADER + 16] = 99; // event kind
-        assert!(read(&bad).is_err());
-        let mut bad = b.clone();
-        bad[HEADER + 32] = 7; // logical address tag
-        assert!(read(&bad).is_err());
-        let mut bad = b.clone();
-        bad[HEADER] = 9; // event of an unknown thread
-        assert!(read(&bad).is_err());
+        let corrupted = |at: usize, f: &dyn Fn(&mut u8)| {
+            let mut bad = buf.clone();
+            f(&mut bad.bytes_mut()[at]);
+            read(bad.bytes())
+        };
+        assert!(corrupted(N_EVENTS, &|x| *x = 200).is_err());
+        assert!(corrupted(0, &|x| *x ^= 1).is_err());
+        assert!(corrupted(HEADER + 16, &|x| *x = 99).is_err(), "event kind");
+        assert!(corrupted(HEADER + 32, &|x| *x = 7).is_err(), "logical address tag");
+        assert!(corrupted(HEADER, &|x| *x = 9).is_err(), "event of an unknown thread");
         assert!(read(&b[..100]).is_err());
+    }
+
+    /// The child's turn between the reader's: a writer over the buffer as it stands.
+    fn child(buf: &mut Aligned, cap: Capacity, f: impl FnOnce(&mut BufferWriter)) {
+        f(&mut BufferWriter { b: buf.bytes_mut(), cap })
+    }
+
+    #[test]
+    fn a_reader_follows_the_writer_and_ignores_an_earlier_run() {
+        let cap = Capacity { events: 8, steps: 8, enabled: 16 };
+        let mut buf = Aligned::new(cap.bytes());
+        let store = op(0, EventKind::Access(AccessKind::Store), 0x10);
+        {
+            // An earlier run, then the executor's claim for the next one.
+            let mut w = BufferWriter::init(buf.bytes_mut(), cap).unwrap();
+            w.thread(0, None, 0);
+            w.step(0, &[store], 1);
+            w.event(&store, 0);
+        }
+        clear_live(buf.bytes_mut());
+        let (mut r, mut x) = (Reader::default(), Execution::default());
+        assert!(!r.advance(buf.bytes(), &mut x).unwrap(), "not this run's yet");
+        assert!(x.steps.is_empty() && x.threads.is_empty());
+
+        BufferWriter::init(buf.bytes_mut(), cap).unwrap();
+        assert!(!r.advance(buf.bytes(), &mut x).unwrap(), "live, but no step yet");
+        child(&mut buf, cap, |w| {
+            w.thread(0, None, 0);
+            w.step(0, &[store], 1);
+        });
+        assert!(r.advance(buf.bytes(), &mut x).unwrap());
+        assert_eq!((x.threads.len(), x.steps.len(), x.events.len()), (1, 1, 0));
+        child(&mut buf, cap, |w| {
+            w.event(&store, 0);
+        });
+        assert!(!r.advance(buf.bytes(), &mut x).unwrap(), "an event is not a step");
+        assert_eq!(x.events.len(), 1);
+        child(&mut buf, cap, |w| {
+            w.step(0, &[store], 2);
+            w.event(&store, 1);
+            w.step(BLOCKED_STEP, &[op(0, EventKind::Lock, 0x20)], 3);
+            w.outcome(ChildOutcome::Deadlock("T0 waits"));
+        });
+        r.finish(buf.bytes(), &mut x).unwrap();
+        assert_eq!((x.steps.len(), x.events.len(), x.blocked.len()), (2, 2, 1));
+        assert_eq!(x.step_micros, [1, 2]);
+        assert!(matches!(x.outcome, Some(Outcome::Deadlock { .. })));
+        assert_eq!(x, read(buf.bytes()).unwrap(), "read in pieces or at once, the same");
+        // Nothing may follow the blocked threads' step.
+        BufferWriter { b: buf.bytes_mut(), cap }.step(0, &[store], 4);
+        assert!(read(buf.bytes()).is_err());
     }
 }

@@ -347,19 +347,38 @@ impl SpinBudget {
     /// Poll `fd` until it is readable or the budget is spent; a read of the next frame then does
     /// not sleep, or sleeps as it would have anyway.
     pub fn wait_readable(&mut self, fd: i32) {
+        let mut w = self.begin();
+        self.wait_or(&mut w, fd, || false);
+    }
+
+    /// Start a wait for `fd`, which [`wait_or`](Self::wait_or) may leave and resume: the budget
+    /// counts from here.
+    pub fn begin(&mut self) -> SpinWait {
         let limit = if self.limit_us > 0 {
             self.limit_us
         } else {
             self.idle += 1;
             if self.idle % PROBE_EVERY != 0 {
-                return;
+                return SpinWait { started: std::time::Instant::now(), cpu_at_start: 0, limit: 0, spent: true };
             }
             PROBE_US
         };
-        let (started, cpu_at_start) = (std::time::Instant::now(), thread_cpu_micros());
-        let budget = std::time::Duration::from_micros(limit as u64);
+        SpinWait { started: std::time::Instant::now(), cpu_at_start: thread_cpu_micros(), limit, spent: false }
+    }
+
+    /// Poll `fd` until it is readable ([`Woke::Readable`]), `progress` returns true (checked
+    /// first, [`Woke::Progress`]: the wait can be resumed), or the wait's budget is spent
+    /// ([`Woke::Spent`], at once when it was before: a read then sleeps until `fd` is readable).
+    pub fn wait_or(&mut self, w: &mut SpinWait, fd: i32, mut progress: impl FnMut() -> bool) -> Woke {
+        if w.spent {
+            return Woke::Spent;
+        }
+        let budget = std::time::Duration::from_micros(w.limit as u64);
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         loop {
+            if progress() {
+                return Woke::Progress;
+            }
             // SAFETY: polling the caller's descriptor with a zero timeout.
             if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
                 if self.limit_us == 0 {
@@ -367,13 +386,14 @@ impl SpinBudget {
                     self.limit_us = self.max_us;
                     self.idle = 0;
                 }
-                return;
+                return Woke::Readable;
             }
-            let wall = started.elapsed();
+            let wall = w.started.elapsed();
             if wall >= budget {
-                let cpu = thread_cpu_micros().saturating_sub(cpu_at_start);
-                self.spent(limit, wall.as_micros() as u64, cpu);
-                return;
+                let cpu = thread_cpu_micros().saturating_sub(w.cpu_at_start);
+                self.spent(w.limit, wall.as_micros() as u64, cpu);
+                w.spent = true;
+                return Woke::Spent;
             }
             // Yield between polls: when another task wants this CPU it runs, and the CPU time
             // we got tells (the rule above) that polling is in the way; when none does, the
@@ -382,6 +402,23 @@ impl SpinBudget {
             unsafe { libc::sched_yield() };
         }
     }
+}
+
+/// One wait of a [`SpinBudget`]: when it started, the thread's CPU time then, its budget.
+#[derive(Clone, Copy, Debug)]
+pub struct SpinWait {
+    started: std::time::Instant,
+    cpu_at_start: u64,
+    limit: u32,
+    spent: bool,
+}
+
+/// Why [`SpinBudget::wait_or`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Woke {
+    Progress,
+    Readable,
+    Spent,
 }
 
 /// Read one frame's body into `buf` (no allocation); its length.
@@ -412,6 +449,28 @@ mod tests {
             assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
             (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
         }
+    }
+
+    #[test]
+    fn a_wait_stops_at_progress_or_an_answer_and_not_after_its_budget() {
+        let (r, w) = pipe();
+        let mut b = SpinBudget::new(10_000_000);
+        let mut wait = b.begin();
+        let mut polls = 0;
+        let woke = b.wait_or(&mut wait, r.as_raw_fd(), || {
+            polls += 1;
+            polls == 3
+        });
+        assert_eq!((woke, polls), (Woke::Progress, 3));
+        // SAFETY: writing a byte to our own pipe.
+        assert_eq!(unsafe { libc::write(w.as_raw_fd(), b"x".as_ptr().cast(), 1) }, 1);
+        assert_eq!(b.wait_or(&mut wait, r.as_raw_fd(), || false), Woke::Readable);
+        // A budget of 1 µs is spent at once, and a spent wait polls nothing more.
+        let (r, _w) = pipe();
+        let mut b = SpinBudget::new(1);
+        let mut wait = b.begin();
+        assert_eq!(b.wait_or(&mut wait, r.as_raw_fd(), || false), Woke::Spent);
+        assert_eq!(b.wait_or(&mut wait, r.as_raw_fd(), || true), Woke::Spent);
     }
 
     #[test]
