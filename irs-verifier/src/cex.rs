@@ -23,45 +23,60 @@ pub fn mutex_free_after(u: &Unfolding, m: ObjIdx, mut q: Option<EventIdx>) -> bo
     true
 }
 
-/// Add to `u` the conflicting extensions that `e` gives (`own` is the object of `e`'s thread).
-pub fn add_conflicting_extensions(u: &mut Unfolding, objects: &ObjectTable, e: EventIdx, own: ObjIdx) {
-    let action = u.action_idx(e);
-    let kind = u.event_kind(e);
-    let preds: Vec<Option<EventIdx>> = u.preds(e).map(|(_, p)| p).collect();
-    add_moved(u, objects, action, kind, &preds, own);
+/// Computes conflicting extensions, with buffers kept from one call to the next (it runs for
+/// every step of every run).
+#[derive(Default)]
+pub struct Extensions {
+    preds: Vec<Option<EventIdx>>,
+    objs: Vec<ObjIdx>,
+    new_preds: Vec<Option<EventIdx>>,
 }
 
-/// The same for an operation a thread is blocked on at the end of a run (a deadlock): the event
-/// it would be with predecessors `preds` (the configuration's last events on its objects) does
-/// not exist, but placed before earlier events on its objects it may: those events are in
-/// `cex(C)` although no event of `C` has their action.
-pub fn add_blocked_extensions(u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx) {
-    add_moved(u, objects, action, kind, preds, own);
-}
+impl Extensions {
+    /// Add to `u` the conflicting extensions that `e` gives (`own` is the object of `e`'s
+    /// thread).
+    pub fn of_event(&mut self, u: &mut Unfolding, objects: &ObjectTable, e: EventIdx, own: ObjIdx) {
+        let action = u.action_idx(e);
+        let kind = u.event_kind(e);
+        let mut preds = std::mem::take(&mut self.preds);
+        preds.clear();
+        preds.extend(u.preds(e).map(|(_, p)| p));
+        self.add_moved(u, objects, action, kind, &preds, own);
+        self.preds = preds;
+    }
 
-fn add_moved(u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx) {
-    let kind = action_kind(kind);
-    let objs: Vec<ObjIdx> = u.actions(action).objects.to_vec();
-    let t0 = objs.iter().position(|&o| o == own).and_then(|i| preds[i]);
-    for (slot, &o) in objs.iter().enumerate() {
-        let class = objects.class(o);
-        if class == ObjClass::Thread {
-            continue;
-        }
-        let mut r = preds[slot];
-        while let Some(rr) = r {
-            if t0.is_some_and(|t| u.le(rr, t)) {
-                break;
-            }
-            let q = u.pred(rr, o);
-            r = q;
-            let free = class == ObjClass::Mutex && mutex_free_after(u, o, q);
-            if kind == EventKind::Lock && !free {
+    /// The same for an operation a thread is blocked on at the end of a run (a deadlock): the
+    /// event it would be with predecessors `preds` (the configuration's last events on its
+    /// objects) does not exist, but placed before earlier events on its objects it may: those
+    /// events are in `cex(C)` although no event of `C` has their action.
+    pub fn of_blocked(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx) {
+        self.add_moved(u, objects, action, kind, preds, own);
+    }
+
+    fn add_moved(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx) {
+        let kind = action_kind(kind);
+        let (objs, new_preds) = (&mut self.objs, &mut self.new_preds);
+        objs.clear();
+        objs.extend_from_slice(&u.actions(action).objects);
+        let t0 = objs.iter().position(|&o| o == own).and_then(|i| preds[i]);
+        for (slot, &o) in objs.iter().enumerate() {
+            let class = objects.class(o);
+            if class == ObjClass::Thread {
                 continue;
             }
-            let new_preds: Vec<Option<EventIdx>> = objs
-                .iter()
-                .map(|&x| {
+            let mut r = preds[slot];
+            while let Some(rr) = r {
+                if t0.is_some_and(|t| u.le(rr, t)) {
+                    break;
+                }
+                let q = u.pred(rr, o);
+                r = q;
+                let free = class == ObjClass::Mutex && mutex_free_after(u, o, q);
+                if kind == EventKind::Lock && !free {
+                    continue;
+                }
+                new_preds.clear();
+                new_preds.extend(objs.iter().map(|&x| {
                     if x == own {
                         t0
                     } else if x == o {
@@ -69,13 +84,13 @@ fn add_moved(u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: 
                     } else {
                         deeper(u, x, t0.and_then(|t| u.last_on(t, x)), q.and_then(|q| u.last_on(q, x)))
                     }
-                })
-                .collect();
-            let new_kind = match kind {
-                EventKind::TryLock if !free => EventKind::TryLockFail,
-                k => k,
-            };
-            u.event(action, &new_preds, new_kind);
+                }));
+                let new_kind = match kind {
+                    EventKind::TryLock if !free => EventKind::TryLockFail,
+                    k => k,
+                };
+                u.event(action, new_preds, new_kind);
+            }
         }
     }
 }

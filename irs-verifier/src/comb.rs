@@ -27,40 +27,52 @@ use crate::configuration::Configuration;
 use crate::object_table::{ObjClass, ObjectTable};
 use crate::unfolding::{Child, EventIdx, Unfolding};
 
-/// The events of `J \ C` in an order that respects causality, or `None` if there is no
-/// k-partial alternative (`k = None`: optimal).
-pub fn alternative(u: &Unfolding, objects: &ObjectTable, c: &Configuration, sleep: &[EventIdx], k: Option<usize>) -> Option<Vec<EventIdx>> {
-    let selected = match k {
-        Some(k) if sleep.len() > k => &sleep[sleep.len() - k..],
-        _ => sleep,
-    };
-    let mut spikes: Vec<Vec<EventIdx>> = Vec::with_capacity(selected.len());
-    for &d in selected {
-        let mut spike = Vec::new();
-        let me = u.thread(d);
-        for (o, p) in u.preds(d) {
-            if objects.class(o) == ObjClass::Thread {
-                continue;
-            }
-            for child in u.children_of_others(o, p, me) {
-                let s = child.event;
-                if fits_own(u, c, child) && !spike.contains(&s) && c.compatible_outside(u, s, Some(child.own)) && sleep.iter().all(|&x| !u.le(x, s)) {
-                    spike.push(s);
+/// The comb's spikes, kept from one search to the next: a search runs at every node the
+/// exploration backtracks over, and most find nothing.
+#[derive(Default)]
+pub struct Comb {
+    spikes: Vec<Vec<EventIdx>>,
+    chosen: Vec<EventIdx>,
+}
+
+impl Comb {
+    /// The events of `J \ C` in an order that respects causality, or `None` if there is no
+    /// k-partial alternative (`k = None`: optimal).
+    pub fn alternative(&mut self, u: &Unfolding, objects: &ObjectTable, c: &Configuration, sleep: &[EventIdx], k: Option<usize>) -> Option<Vec<EventIdx>> {
+        let selected = match k {
+            Some(k) if sleep.len() > k => &sleep[sleep.len() - k..],
+            _ => sleep,
+        };
+        if self.spikes.len() < selected.len() {
+            self.spikes.resize_with(selected.len(), Vec::new);
+        }
+        for (spike, &d) in self.spikes.iter_mut().zip(selected) {
+            spike.clear();
+            let me = u.thread(d);
+            for (o, p) in u.preds(d) {
+                if objects.class(o) == ObjClass::Thread {
+                    continue;
+                }
+                for child in u.children_of_others(o, p, me) {
+                    let s = child.event;
+                    if fits_own(u, c, child) && !spike.contains(&s) && c.compatible_outside(u, s, Some(child.own)) && sleep.iter().all(|&x| !u.le(x, s)) {
+                        spike.push(s);
+                    }
                 }
             }
+            if spike.is_empty() {
+                return None;
+            }
         }
-        if spike.is_empty() {
+        let spikes = &mut self.spikes[..selected.len()];
+        // Fewest choices first: fails fast.
+        spikes.sort_by_key(|s| s.len());
+        self.chosen.clear();
+        if !search(u, spikes, &mut self.chosen) {
             return None;
         }
-        spikes.push(spike);
+        Some(history_outside(u, c, &self.chosen))
     }
-    // Fewest choices first: fails fast.
-    spikes.sort_by_key(|s| s.len());
-    let mut chosen = Vec::with_capacity(spikes.len());
-    if !search(u, &spikes, &mut chosen) {
-        return None;
-    }
-    Some(history_outside(u, c, &chosen))
 }
 
 /// Whether `s` (`∉ C`) fits `C` on its thread, decided from its tree entry where possible:

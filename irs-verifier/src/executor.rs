@@ -132,7 +132,13 @@ pub struct Executor {
     spin: proto::SpinBudget,
     /// A run was asked for and its answer not yet read (see [`Executor::start_run`]).
     in_flight: bool,
+    /// Emptied vectors of executions the caller is done with (see [`Executor::recycle`]).
+    spare: explore_buffer::Execution,
+    spare_enabled: Vec<Vec<shared_proto::PendingOp>>,
 }
+
+/// Enabled lists kept for reuse at most (a few runs' worth).
+const SPARE_ENABLED: usize = 4096;
 
 /// A run asked for and not yet finished (see [`Executor::start_run`]): what the program has
 /// published of it so far.
@@ -262,7 +268,7 @@ impl Executor {
         let buffer = unsafe { memmap2::MmapMut::map_mut(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
         let sites = std::sync::Arc::new(hello.sites.clone());
         let globals = std::sync::Arc::new(hello.globals.clone());
-        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false })
+        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false, spare: Default::default(), spare_enabled: Vec::new() })
     }
 
     pub fn hello(&self) -> &Hello {
@@ -394,7 +400,8 @@ impl Executor {
         self.send(RequestKind::Run, schedule, policy)?;
         self.in_flight = true;
         let wait = self.spin.begin();
-        Ok(RunInFlight { reader: explore_buffer::Reader::known(known), raw: explore_buffer::Execution::default(), started, wait, response: None })
+        let reader = explore_buffer::Reader::known(known).reusing(std::mem::take(&mut self.spare_enabled));
+        Ok(RunInFlight { reader, raw: std::mem::take(&mut self.spare), started, wait, response: None })
     }
 
     /// Ask for a run following `suffix` from the innermost snapshot `snap` (or from `main`),
@@ -448,7 +455,29 @@ impl Executor {
     pub fn finish(&mut self, mut run: RunInFlight) -> Result<Execution, ExecError> {
         while !self.progress(&mut run)? {}
         let resp = run.response.take().expect("ended");
+        self.spare_enabled = run.reader.into_pool();
         self.execution(resp, run.raw, run.started, self.options.timeout.as_millis() as u64)
+    }
+
+    /// Hand back an execution the caller is done with: its vectors serve the next runs
+    /// (executions come thousands a second, each with a vector per step).
+    pub fn recycle(&mut self, x: Execution) {
+        let Trace { threads, mut events, mut steps, .. } = x.trace;
+        for s in steps.drain(..) {
+            if self.spare_enabled.len() >= SPARE_ENABLED {
+                break;
+            }
+            let mut v = s.enabled;
+            if v.capacity() > 0 {
+                v.clear();
+                self.spare_enabled.push(v);
+            }
+        }
+        let (mut threads, mut step_micros) = (threads, x.step_micros);
+        events.clear();
+        threads.clear();
+        step_micros.clear();
+        self.spare = explore_buffer::Execution { threads, events, steps, step_micros, ..Default::default() };
     }
 
     fn execution(&self, resp: Response, raw: explore_buffer::Execution, started: std::time::Instant, timeout_ms: u64) -> Result<Execution, ExecError> {

@@ -4,7 +4,7 @@
 //! is the chain of recursive calls along one branch, adding `ex(C)` to `U` at every node (the
 //! conflicting extensions of each new event; enabled events are only looked up, see
 //! `pending_event`). Backtracking pops nodes; at
-//! each, the event just explored joins the sleep set `D` and [`comb::alternative`] looks for a
+//! each, the event just explored joins the sleep set `D` and [`comb::Comb::alternative`] looks for a
 //! k-partial alternative `J`; if there is one, the next run follows a linearisation of
 //! `C ∪ J` and then the default policy. When a run's next event is in `D` the walk asks for
 //! another enabled event (one more run), and when every enabled event is in `D` the branch is
@@ -210,6 +210,10 @@ pub struct Verifier<'a> {
     /// every step).
     objs_buf: Vec<ObjIdx>,
     preds_buf: Vec<Option<EventIdx>>,
+    extensions: cex::Extensions,
+    comb: comb::Comb,
+    /// The sleep set a backtracking node searches with (reused).
+    sleep_buf: Vec<EventIdx>,
 }
 
 /// A pending operation as the event it would be (its `k` does not matter here).
@@ -244,6 +248,9 @@ impl<'a> Verifier<'a> {
             release_cost: 0.0,
             objs_buf: Vec::new(),
             preds_buf: Vec::new(),
+            extensions: cex::Extensions::default(),
+            comb: comb::Comb::default(),
+            sleep_buf: Vec::new(),
         }
     }
 
@@ -343,7 +350,9 @@ impl<'a> Verifier<'a> {
         let stopped = loop {
             match leaf {
                 Leaf::Redirect { schedule, from, sleep } => {
-                    (exec, leaf) = self.run_walking(&schedule, Walk::at(from, sleep, Vec::new()))?;
+                    let (x, l) = self.run_walking(&schedule, Walk::at(from, sleep, Vec::new()))?;
+                    self.ex.recycle(std::mem::replace(&mut exec, x));
+                    leaf = l;
                     continue;
                 }
                 Leaf::Blocked => {
@@ -377,14 +386,19 @@ impl<'a> Verifier<'a> {
             // Backtrack to the deepest node with an alternative.
             let mut next = None;
             let mut busy = false;
-            while let Some(mut node) = self.path.pop() {
+            while let Some(node) = self.path.pop() {
                 self.c.pop();
-                node.sleep.push(node.event);
-                if let Some(j) = comb::alternative(&self.u, &self.objects, &self.c, &node.sleep, self.opts.k) {
-                    busy = node.sleep.len() >= 2;
-                    next = Some((node.sleep, j, self.stats.runs - node.runs_at));
+                // D ∪ {e}, in a buffer kept across nodes (most find no alternative).
+                let mut d = std::mem::take(&mut self.sleep_buf);
+                d.clear();
+                d.extend_from_slice(&node.sleep);
+                d.push(node.event);
+                if let Some(j) = self.comb.alternative(&self.u, &self.objects, &self.c, &d, self.opts.k) {
+                    busy = d.len() >= 2;
+                    next = Some((d, j, self.stats.runs - node.runs_at));
                     break;
                 }
+                self.sleep_buf = d;
                 // `Explore(C_i, ...)` returned. On the leftmost branch (D = ∅ there) every
                 // maximal configuration containing C_i has been explored, all of them since the
                 // first run: C_i is safe if no bug was found yet (DESIGN §8, publishing).
@@ -401,7 +415,9 @@ impl<'a> Verifier<'a> {
             let Some((s, j, runs_below)) = next else { break None };
             self.maybe_snapshot(busy, runs_below, &exec.step_micros)?;
             let schedule = self.schedule_through(&j)?;
-            (exec, leaf) = self.run_walking(&schedule, Walk::at(self.path.len(), s, j))?;
+            let (x, l) = self.run_walking(&schedule, Walk::at(self.path.len(), s, j))?;
+            self.ex.recycle(std::mem::replace(&mut exec, x));
+            leaf = l;
         };
         while let Some((_, snap)) = self.snapshots.pop() {
             self.ex.release(snap)?;
@@ -649,9 +665,11 @@ impl<'a> Verifier<'a> {
             }
             self.path.push(Node { event: e, tid: step.chosen, sleep: w.sleep.clone(), runs_at: self.stats.runs });
             self.c.push(&self.u, e);
-            cex::add_conflicting_extensions(&mut self.u, &self.objects, e, own);
-            let objs = self.u.objects(e).to_vec();
-            w.sleep.retain(|&d| self.u.objects(d).iter().all(|o| !objs.contains(o)));
+            self.extensions.of_event(&mut self.u, &self.objects, e, own);
+            if !w.sleep.is_empty() {
+                let objs = self.u.objects(e);
+                w.sleep.retain(|&d| self.u.objects(d).iter().all(|o| !objs.contains(o)));
+            }
             w.s += 1;
         }
         let Some(blocked) = ended else { return Ok(()) };
@@ -662,7 +680,7 @@ impl<'a> Verifier<'a> {
             let ev = as_event(op);
             let (a, own) = self.action_for(&w.threads, op.tid, op.site, op.kind, &[ev]);
             let preds: Vec<Option<EventIdx>> = self.u.actions(a).objects.iter().map(|&o| self.c.last(o)).collect();
-            cex::add_blocked_extensions(&mut self.u, &self.objects, a, op.kind, &preds, own);
+            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own);
         }
         w.leaf = Some(Leaf::Maximal);
         Ok(())

@@ -253,6 +253,14 @@ impl Unfolding {
         &self.ev(e).frontier
     }
 
+    /// `x`'s skip pointer of level `level` in `o`'s tree (which it must have).
+    fn skip(&self, x: EventIdx, o: ObjIdx, level: usize) -> EventIdx {
+        let ev = self.ev(x);
+        let n = ev.nodes.iter().find(|n| n.obj == o).expect("event on object");
+        debug_assert!(level < n.skip_len as usize);
+        ev.skips[n.skip_at as usize + level]
+    }
+
     /// The ancestor-or-self of `x` at depth `d` in `o`'s tree (`d` ≤ `x`'s depth, `d` ≥ 1).
     fn ancestor_at(&self, o: ObjIdx, mut x: EventIdx, d: u32) -> EventIdx {
         loop {
@@ -434,33 +442,36 @@ impl Unfolding {
             (std::mem::take(&mut slot.frontier), std::mem::take(&mut slot.nodes), std::mem::take(&mut slot.skips));
         let mut merged = std::mem::take(&mut self.scratch_merged);
         frontier.clear();
-        for p in preds.iter().flatten() {
+        for (n, p) in preds.iter().flatten().enumerate() {
             let other = self.frontier(*p);
+            if n == 0 {
+                frontier.extend_from_slice(other);
+                continue;
+            }
             merged.clear();
+            merged.reserve(frontier.len() + other.len());
             let (mut i, mut j) = (0, 0);
-            while i < frontier.len() || j < other.len() {
-                let take = match (frontier.get(i), other.get(j)) {
-                    (Some(a), Some(b)) if a.0 == b.0 => {
+            while i < frontier.len() && j < other.len() {
+                let (a, b) = (frontier[i], other[j]);
+                let take = match a.0.cmp(&b.0) {
+                    std::cmp::Ordering::Less => {
+                        i += 1;
+                        a
+                    }
+                    std::cmp::Ordering::Greater => {
+                        j += 1;
+                        b
+                    }
+                    std::cmp::Ordering::Equal => {
                         i += 1;
                         j += 1;
-                        if a.1 == b.1 || self.depth(a.1, a.0) >= self.depth(b.1, b.0) { *a } else { *b }
+                        if a.1 == b.1 || self.depth(a.1, a.0) >= self.depth(b.1, b.0) { a } else { b }
                     }
-                    (Some(a), Some(b)) if a.0 < b.0 => {
-                        i += 1;
-                        *a
-                    }
-                    (Some(_), Some(b)) | (None, Some(b)) => {
-                        j += 1;
-                        *b
-                    }
-                    (Some(a), None) => {
-                        i += 1;
-                        *a
-                    }
-                    (None, None) => unreachable!("loop condition"),
                 };
                 merged.push(take);
             }
+            merged.extend_from_slice(&frontier[i..]);
+            merged.extend_from_slice(&other[j..]);
             std::mem::swap(&mut frontier, &mut merged);
         }
         for &o in objects.iter() {
@@ -475,10 +486,17 @@ impl Unfolding {
             let depth = pred.map_or(0, |p| self.depth(p, o)) + 1;
             let skip_at = skips.len();
             if let Some(p) = pred {
+                // Level l points `step^(l+1)` up: level 0 by walking up from the predecessor,
+                // each next level by `step` jumps of the level below (from this node's own,
+                // then from the nodes reached, which are deep enough to have one).
                 let step = self.skip_step as u64;
                 let mut dist = step;
                 while step > 1 && (depth as u64) > dist {
-                    skips.push(self.ancestor_at(o, p, depth - dist as u32));
+                    let up = match skips.len() - skip_at {
+                        0 => self.ancestor_at(o, p, depth - dist as u32),
+                        level => (1..step).fold(skips[skips.len() - 1], |y, _| self.skip(y, o, level - 1)),
+                    };
+                    skips.push(up);
                     dist *= step;
                 }
             }
@@ -590,6 +608,14 @@ mod tests {
                 last[t] = Some(e);
                 prev = Some(e);
                 chain.push(e);
+            }
+            // Every skip pointer is the ancestor at its distance (depth i + 1 at chain[i]).
+            for (i, &e) in chain.iter().enumerate() {
+                let (mut level, mut dist) = (0, step as usize);
+                while step > 1 && i + 1 > dist {
+                    assert_eq!(u.skip(e, ObjIdx(7), level), chain[i - dist], "step {step}, level {level} of event {i}");
+                    (level, dist) = (level + 1, dist * step as usize);
+                }
             }
             for i in 0..chain.len() {
                 for j in 0..chain.len() {

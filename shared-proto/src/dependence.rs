@@ -23,9 +23,10 @@ const UNKNOWN_SIZE: u64 = 1;
 /// Larger accesses (big memcpys) are clipped: their first 4 KiB name their objects.
 const MAX_WORDS: u64 = 1024;
 
-/// The objects an event belongs to, besides its thread.
-pub fn objects_of(e: &Event) -> Vec<ObjectKey> {
-    match (e.kind, e.object) {
+/// The objects an event belongs to, besides its thread (an iterator: the verifier asks for
+/// every step of every run, and collecting them cost an allocation each).
+pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
+    let (words, one) = match (e.kind, e.object) {
         (EventKind::Access(_), ObjectRef::Memory { addr, size, logical }) => {
             let (region, start) = match logical {
                 Some(l) => (l.region, l.offset),
@@ -39,15 +40,16 @@ pub fn objects_of(e: &Event) -> Vec<ObjectKey> {
             };
             let first = lo / 4;
             let last = (hi.saturating_sub(1) / 4).min(first + MAX_WORDS - 1);
-            (first..=last).map(|w| ObjectKey::Word(region, w)).collect()
+            (Some((region, first..=last)), None)
         }
         (_, ObjectRef::Mutex { addr, logical }) => {
             let (region, offset) = logical.map(|l| (l.region, l.offset)).unwrap_or((Region::Static, addr));
-            vec![ObjectKey::Mutex(region, offset)]
+            (None, Some(ObjectKey::Mutex(region, offset)))
         }
-        (_, ObjectRef::Thread(t)) => vec![ObjectKey::Thread(t.0)],
-        _ => Vec::new(),
-    }
+        (_, ObjectRef::Thread(t)) => (None, Some(ObjectKey::Thread(t.0))),
+        _ => (None, None),
+    };
+    words.into_iter().flat_map(|(region, ws)| ws.map(move |w| ObjectKey::Word(region, w))).chain(one)
 }
 
 #[cfg(test)]
@@ -62,12 +64,13 @@ mod tests {
 
     #[test]
     fn overlapping_accesses_share_words() {
-        let int_at_8 = objects_of(&access(8, 4));
-        let byte_at_9 = objects_of(&access(9, 1));
-        let long_at_8 = objects_of(&access(8, 8));
+        let of = |e: &Event| objects_of(e).collect::<Vec<_>>();
+        let int_at_8 = of(&access(8, 4));
+        let byte_at_9 = of(&access(9, 1));
+        let long_at_8 = of(&access(8, 8));
         assert_eq!(int_at_8, byte_at_9);
         assert_eq!(long_at_8.len(), 2);
         assert!(long_at_8.contains(&int_at_8[0]));
-        assert!(objects_of(&access(12, 4)).iter().all(|w| !int_at_8.contains(w)));
+        assert!(objects_of(&access(12, 4)).all(|w| !int_at_8.contains(&w)));
     }
 }

@@ -442,6 +442,8 @@ pub struct Reader {
     steps: u32,
     /// The pseudo step was read: nothing may follow it.
     blocked: bool,
+    /// Empty vectors for enabled lists (from executions the caller is done with).
+    pool: Vec<Vec<PendingOp>>,
 }
 
 impl Reader {
@@ -450,6 +452,18 @@ impl Reader {
     /// events are read as usual).
     pub fn known(steps: usize) -> Reader {
         Reader { known: steps, ..Reader::default() }
+    }
+
+    /// Take the enabled lists' vectors from `pool` (emptied ones of an earlier execution)
+    /// instead of allocating them.
+    pub fn reusing(mut self, pool: Vec<Vec<PendingOp>>) -> Reader {
+        self.pool = pool;
+        self
+    }
+
+    /// What is left of the pool.
+    pub fn into_pool(self) -> Vec<Vec<PendingOp>> {
+        self.pool
     }
 
     /// The capacities, once the child has set the header up (checked then, once).
@@ -523,7 +537,8 @@ impl Reader {
                 return Err(corrupt(format!("step {i}: enabled records out of range")));
             }
             let n = if i < self.known { 0 } else { n };
-            let mut enabled = Vec::with_capacity(n as usize);
+            let mut enabled = if n == 0 { Vec::new() } else { self.pool.pop().unwrap_or_default() };
+            debug_assert!(enabled.is_empty());
             for j in first..first + n {
                 let (op, _) = OpRecord::get(b, enabled_at + j as usize * ENABLED).ok_or_else(|| corrupt(format!("step {i}: bad kind")))?;
                 valid_tid(op.tid)?;

@@ -35,7 +35,7 @@ pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<
     // Objects touched so far by events outside the prefix, with the first such event.
     let mut touched: HashMap<ObjectKey, usize> = HashMap::new();
     for (i, e) in trace.events.iter().enumerate() {
-        let objects = objects_of(e);
+        let objects: Vec<ObjectKey> = objects_of(e).collect();
         if in_prefix[i] {
             if let Some((o, j)) = objects.iter().find_map(|o| touched.get(o).map(|j| (o, *j))) {
                 let x = &trace.events[j];

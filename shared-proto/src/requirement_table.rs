@@ -48,7 +48,7 @@ impl RequirementTable {
             if e.k == 0 {
                 direct.extend(created_by.get(&e.tid.0).copied());
             }
-            let keys = objects_of(e);
+            let keys: Vec<ObjectKey> = objects_of(e).collect();
             for key in &keys {
                 if let Some(&j) = last_on.get(key) {
                     if events[j].tid != e.tid {

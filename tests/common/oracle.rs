@@ -183,7 +183,7 @@ pub fn key_of(trace: &Trace) -> String {
     let mut objects: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for e in &trace.events {
         let t = namer.thread(e.tid);
-        let objs: Vec<String> = objects_of(e).iter().map(|o| namer.object(o)).collect();
+        let objs: Vec<String> = objects_of(e).map(|o| namer.object(&o)).collect();
         let site = e.site.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
         threads.entry(t.clone()).or_default().push(format!("{}@{site}[{}]", e.kind.name(), objs.join(",")));
         for o in objs {
