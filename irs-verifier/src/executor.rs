@@ -122,7 +122,8 @@ pub struct Executor {
     /// `None` once dropped: closing it ends the server's loop.
     to_server: Option<File>,
     from_server: File,
-    buffer: memmap2::MmapMut,
+    /// Shared with the runs in flight, which read it as the program writes it.
+    buffer: std::sync::Arc<memmap2::MmapMut>,
     hello: Hello,
     sites: std::sync::Arc<Vec<(shared_proto::SiteId, shared_proto::SiteInfo)>>,
     globals: std::sync::Arc<Vec<shared_proto::symbolizer::GlobalRange>>,
@@ -143,6 +144,7 @@ const SPARE_ENABLED: usize = 4096;
 /// A run asked for and not yet finished (see [`Executor::start_run`]): what the program has
 /// published of it so far.
 pub struct RunInFlight {
+    buffer: std::sync::Arc<memmap2::MmapMut>,
     reader: explore_buffer::Reader,
     raw: explore_buffer::Execution,
     started: std::time::Instant,
@@ -156,8 +158,13 @@ impl RunInFlight {
     pub fn steps(&self) -> &[shared_proto::Step] {
         &self.raw.steps
     }
-    pub fn events(&self) -> &[shared_proto::Event] {
-        &self.raw.events
+    /// How many events the run has published.
+    pub fn event_count(&self) -> usize {
+        self.reader.event_count(&self.raw)
+    }
+    /// Events `range` (published), decoded now (the execution leaves them out), appended to `out`.
+    pub fn events(&self, range: std::ops::Range<usize>, out: &mut Vec<shared_proto::Event>) -> Result<(), ExecError> {
+        Ok(self.reader.events(&self.buffer, &self.raw, range, out)?)
     }
     pub fn threads(&self) -> &[shared_proto::ThreadInfo] {
         &self.raw.threads
@@ -165,6 +172,18 @@ impl RunInFlight {
     /// Whether the run has ended (its steps are all there).
     pub fn ended(&self) -> bool {
         self.response.is_some()
+    }
+    /// How many operations were enabled at step `s`.
+    pub fn enabled_len(&self, s: usize) -> usize {
+        self.reader.enabled_len(&self.raw, s)
+    }
+    /// The operations enabled at step `s`, decoded now (the execution leaves them out).
+    pub fn enabled(&self, s: usize) -> Result<Vec<shared_proto::PendingOp>, ExecError> {
+        Ok(self.reader.enabled(&self.buffer, &self.raw, s)?)
+    }
+    /// Once ended at a deadlock: what the blocked threads wait to perform.
+    pub fn blocked(&self) -> &[shared_proto::PendingOp] {
+        &self.raw.blocked
     }
 }
 
@@ -266,6 +285,7 @@ impl Executor {
         // server's answer says so), and write nothing but the live word (atomically) while no
         // child runs.
         let buffer = unsafe { memmap2::MmapMut::map_mut(&buffer_file) }.map_err(|e| ExecError::System(format!("mapping the buffer: {e}")))?;
+        let buffer = std::sync::Arc::new(buffer);
         let sites = std::sync::Arc::new(hello.sites.clone());
         let globals = std::sync::Arc::new(hello.globals.clone());
         Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false, spare: Default::default(), spare_enabled: Vec::new() })
@@ -360,7 +380,11 @@ impl Executor {
             return Err(ExecError::Usage("a run is still in flight".into()));
         }
         if kind != RequestKind::Release {
-            explore_buffer::clear_live(&mut self.buffer);
+            // No run holds the buffer any more (each is finished or dropped before the next).
+            let Some(buffer) = std::sync::Arc::get_mut(&mut self.buffer) else {
+                return Err(ExecError::Usage("an earlier run still reads the buffer".into()));
+            };
+            explore_buffer::clear_live(buffer);
         }
         let req = Request {
             kind,
@@ -391,33 +415,35 @@ impl Executor {
 
     fn request(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
         debug_assert_eq!(kind, RequestKind::Run);
-        let run = self.begin_run(schedule, policy, 0)?;
+        let run = self.begin_run(schedule, policy, false)?;
         self.finish(run)
     }
 
-    fn begin_run(&mut self, schedule: &[ThreadId], policy: Policy, known: usize) -> Result<RunInFlight, ExecError> {
+    fn begin_run(&mut self, schedule: &[ThreadId], policy: Policy, on_demand: bool) -> Result<RunInFlight, ExecError> {
         let started = std::time::Instant::now();
         self.send(RequestKind::Run, schedule, policy)?;
         self.in_flight = true;
         let wait = self.spin.begin();
-        let reader = explore_buffer::Reader::known(known).reusing(std::mem::take(&mut self.spare_enabled));
-        Ok(RunInFlight { reader, raw: std::mem::take(&mut self.spare), started, wait, response: None })
+        let reader = if on_demand { explore_buffer::Reader::on_demand() } else { explore_buffer::Reader::default() };
+        let reader = reader.reusing(std::mem::take(&mut self.spare_enabled));
+        Ok(RunInFlight { buffer: self.buffer.clone(), reader, raw: std::mem::take(&mut self.spare), started, wait, response: None })
     }
 
     /// Ask for a run following `suffix` from the innermost snapshot `snap` (or from `main`),
     /// then the default policy, and return at once: [`progress`](Self::progress) follows it as
-    /// it goes, [`finish`](Self::finish) ends it. The caller knows the first `known` steps
-    /// already (from an earlier run): the execution leaves their enabled lists empty.
-    pub fn start_run(&mut self, snap: Option<&Snapshot>, suffix: &[ThreadId], known: usize) -> Result<RunInFlight, ExecError> {
+    /// it goes, [`finish`](Self::finish) ends it. The events and the steps' enabled lists are
+    /// left out (empty in the execution) and decoded on demand ([`RunInFlight::events`],
+    /// [`RunInFlight::enabled`]).
+    pub fn start_run(&mut self, snap: Option<&Snapshot>, suffix: &[ThreadId]) -> Result<RunInFlight, ExecError> {
         match snap {
             Some(snap) => {
                 self.innermost(snap)?;
                 let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
-                self.begin_run(&schedule, Policy::Default, known)
+                self.begin_run(&schedule, Policy::Default, true)
             }
             None => {
                 self.from_main()?;
-                self.begin_run(suffix, Policy::Default, known)
+                self.begin_run(suffix, Policy::Default, true)
             }
         }
     }
@@ -429,7 +455,7 @@ impl Executor {
             return Ok(true);
         }
         let mut failed = None;
-        let buffer: &[u8] = &self.buffer;
+        let buffer: &[u8] = &run.buffer;
         let (reader, raw) = (&mut run.reader, &mut run.raw);
         let woke = self.spin.wait_or(&mut run.wait, self.from_server.as_raw_fd(), || match reader.advance(buffer, raw) {
             Ok(new) => new,
@@ -446,7 +472,7 @@ impl Executor {
         }
         let resp = self.response()?;
         self.in_flight = false;
-        run.reader.finish(&self.buffer, &mut run.raw)?;
+        run.reader.finish(&run.buffer, &mut run.raw)?;
         run.response = Some(resp);
         Ok(true)
     }
@@ -455,8 +481,9 @@ impl Executor {
     pub fn finish(&mut self, mut run: RunInFlight) -> Result<Execution, ExecError> {
         while !self.progress(&mut run)? {}
         let resp = run.response.take().expect("ended");
-        self.spare_enabled = run.reader.into_pool();
-        self.execution(resp, run.raw, run.started, self.options.timeout.as_millis() as u64)
+        let RunInFlight { reader, raw, started, .. } = run;
+        self.spare_enabled = reader.into_pool();
+        self.execution(resp, raw, started, self.options.timeout.as_millis() as u64)
     }
 
     /// Hand back an execution the caller is done with: its vectors serve the next runs

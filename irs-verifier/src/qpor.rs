@@ -19,7 +19,8 @@
 use crate::cex;
 use crate::comb;
 use crate::configuration::Configuration;
-use crate::executor::{ExecError, Execution, Executor, Snapshot, SnapshotResult};
+use crate::executor::{ExecError, Execution, Executor, RunInFlight, Snapshot, SnapshotResult};
+use std::borrow::Cow;
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
@@ -29,7 +30,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// `U` is pruned from this many events on.
-pub const DEFAULT_PRUNE_AT: usize = 4096;
+pub const DEFAULT_PRUNE_AT: usize = 2048;
 /// Paused executions kept at once (each is a process).
 const MAX_SNAPSHOTS: usize = 16;
 
@@ -166,6 +167,69 @@ enum Leaf {
     Redirect { schedule: Vec<ThreadId>, from: usize, sleep: Vec<EventIdx> },
 }
 
+/// A run as the walk reads it: an ended execution, or one still running (whose enabled lists
+/// are decoded on demand).
+trait RunSteps {
+    fn steps(&self) -> &[Step];
+    fn event_count(&self) -> usize;
+    /// Events `range`, appended to `out`.
+    fn events(&self, range: std::ops::Range<usize>, out: &mut Vec<Event>) -> Result<(), VerifyError>;
+    fn threads(&self) -> &[ThreadInfo];
+    fn enabled_len(&self, s: usize) -> usize;
+    fn enabled(&self, s: usize) -> Result<Cow<'_, [PendingOp]>, VerifyError>;
+    /// Once ended: the operations the threads were left blocked on.
+    fn blocked(&self) -> &[PendingOp];
+}
+
+impl RunSteps for Execution {
+    fn steps(&self) -> &[Step] {
+        &self.trace.steps
+    }
+    fn event_count(&self) -> usize {
+        self.trace.events.len()
+    }
+    fn events(&self, range: std::ops::Range<usize>, out: &mut Vec<Event>) -> Result<(), VerifyError> {
+        out.extend_from_slice(&self.trace.events[range]);
+        Ok(())
+    }
+    fn threads(&self) -> &[ThreadInfo] {
+        &self.trace.threads
+    }
+    fn enabled_len(&self, s: usize) -> usize {
+        self.trace.steps[s].enabled.len()
+    }
+    fn enabled(&self, s: usize) -> Result<Cow<'_, [PendingOp]>, VerifyError> {
+        Ok(Cow::Borrowed(&self.trace.steps[s].enabled))
+    }
+    fn blocked(&self) -> &[PendingOp] {
+        &self.blocked
+    }
+}
+
+impl RunSteps for RunInFlight {
+    fn steps(&self) -> &[Step] {
+        RunInFlight::steps(self)
+    }
+    fn event_count(&self) -> usize {
+        RunInFlight::event_count(self)
+    }
+    fn events(&self, range: std::ops::Range<usize>, out: &mut Vec<Event>) -> Result<(), VerifyError> {
+        Ok(RunInFlight::events(self, range, out)?)
+    }
+    fn threads(&self) -> &[ThreadInfo] {
+        RunInFlight::threads(self)
+    }
+    fn enabled_len(&self, s: usize) -> usize {
+        RunInFlight::enabled_len(self, s)
+    }
+    fn enabled(&self, s: usize) -> Result<Cow<'_, [PendingOp]>, VerifyError> {
+        Ok(Cow::Owned(RunInFlight::enabled(self, s)?))
+    }
+    fn blocked(&self) -> &[PendingOp] {
+        RunInFlight::blocked(self)
+    }
+}
+
 /// Where a walk over one run stands (see [`Verifier::walk_more`]): it goes on as the run
 /// publishes its steps.
 struct Walk {
@@ -214,6 +278,8 @@ pub struct Verifier<'a> {
     comb: comb::Comb,
     /// The sleep set a backtracking node searches with (reused).
     sleep_buf: Vec<EventIdx>,
+    /// The events of the step the walk is at (reused).
+    events_buf: Vec<Event>,
 }
 
 /// A pending operation as the event it would be (its `k` does not matter here).
@@ -251,6 +317,7 @@ impl<'a> Verifier<'a> {
             extensions: cex::Extensions::default(),
             comb: comb::Comb::default(),
             sleep_buf: Vec::new(),
+            events_buf: Vec::new(),
         }
     }
 
@@ -288,14 +355,18 @@ impl<'a> Verifier<'a> {
     fn run_walking(&mut self, schedule: &[ThreadId], mut w: Walk) -> Result<(Execution, Leaf), VerifyError> {
         self.release_snapshots_off(schedule)?;
         let mut run = match self.snapshots.last() {
-            Some((depth, snap)) => self.ex.start_run(Some(snap), &schedule[*depth..], w.s)?,
-            None => self.ex.start_run(None, schedule, w.s)?,
+            Some((depth, snap)) => self.ex.start_run(Some(snap), &schedule[*depth..])?,
+            None => self.ex.start_run(None, schedule)?,
         };
         self.stats.runs += 1;
         let mut failed = None;
-        while !self.ex.progress(&mut run)? {
+        loop {
+            let ended = self.ex.progress(&mut run)?;
             if failed.is_none() {
-                failed = self.walk_more(&mut w, run.steps(), run.events(), run.threads(), None).err();
+                failed = self.walk_more(&mut w, &run, ended).err();
+            }
+            if ended {
+                break;
             }
         }
         let x = self.ex.finish(run)?;
@@ -304,13 +375,12 @@ impl<'a> Verifier<'a> {
         if let Some(e) = failed {
             return Err(e);
         }
-        let leaf = self.walk_to_end(w, &x)?;
-        Ok((x, leaf))
+        Ok((x, w.leaf.expect("a walk over an ended run ends")))
     }
 
     /// Walk the rest of an ended run: how the walk ends.
     fn walk_to_end(&mut self, mut w: Walk, x: &Execution) -> Result<Leaf, VerifyError> {
-        self.walk_more(&mut w, &x.trace.steps, &x.trace.events, &x.trace.threads, Some(&x.blocked))?;
+        self.walk_more(&mut w, x, true)?;
         Ok(w.leaf.expect("a walk over an ended run ends"))
     }
 
@@ -598,36 +668,45 @@ impl<'a> Verifier<'a> {
 
     /// Walk a run on from step `w.s` (the path holds nodes `0..w.s`, `C` their events): the
     /// recursive calls of Alg. 1 along it. `steps`, `events` and `threads` are the run's so far;
-    /// `ended`: the run has ended, with these threads left blocked. A step is walked once its
-    /// events are all known: once the next step is there, or the run has ended.
-    fn walk_more(&mut self, w: &mut Walk, steps: &[Step], events: &[Event], threads: &[ThreadInfo], ended: Option<&[PendingOp]>) -> Result<(), VerifyError> {
+    /// `ended`: the run has ended. A step is walked once its events are all known: once the next
+    /// step is there, or the run has ended.
+    fn walk_more(&mut self, w: &mut Walk, run: &dyn RunSteps, ended: bool) -> Result<(), VerifyError> {
+        let mut events = std::mem::take(&mut self.events_buf);
+        let walked = self.walk_steps(w, run, ended, &mut events);
+        self.events_buf = events;
+        walked
+    }
+
+    /// [`walk_more`](Self::walk_more), with a buffer for each step's events.
+    fn walk_steps(&mut self, w: &mut Walk, run: &dyn RunSteps, ended: bool, done: &mut Vec<Event>) -> Result<(), VerifyError> {
         if w.leaf.is_some() {
             return Ok(());
         }
         debug_assert_eq!(self.path.len(), w.s);
-        w.threads.update(&mut self.names, threads);
-        while w.s < steps.len() && (ended.is_some() || w.s + 1 < steps.len()) {
+        let (steps, n_events) = (run.steps(), run.event_count());
+        w.threads.update(&mut self.names, run.threads());
+        while w.s < steps.len() && (ended || w.s + 1 < steps.len()) {
             let s = w.s;
             let step = &steps[s];
             let first = step.first_event as usize;
-            let end = steps.get(s + 1).map_or(events.len(), |n| n.first_event as usize).min(events.len());
+            let end = steps.get(s + 1).map_or(n_events, |n| n.first_event as usize).min(n_events);
             // A thread that crashed performing its operation left no event: the operation, as
             // it was pending, is its last event (it halts there).
-            let crashed: Vec<Event>;
-            let done = if first < end {
-                &events[first..end]
+            done.clear();
+            if first < end {
+                run.events(first..end, done)?;
             } else {
-                let Some(op) = step.enabled.iter().find(|op| op.tid == step.chosen) else {
+                let Some(op) = run.enabled(s)?.iter().find(|op| op.tid == step.chosen).copied() else {
                     return Err(VerifyError::Internal(format!("step {s} chose a thread that was not enabled")));
                 };
-                crashed = vec![as_event(op)];
-                &crashed[..]
-            };
+                done.push(as_event(&op));
+            }
+            let done = &done[..];
             let (action, own) = self.action_for(&w.threads, step.chosen, done[0].site, done[0].kind, done);
             let e = self.event_at_c(action, done[0].kind);
             // Line 5 of Alg. 1: en(C) ⊆ D (impossible while D has fewer events than en(C), and
             // most of the time D is empty: then no enabled event needs to be looked up).
-            if step.enabled.len() <= w.sleep.len() && self.first_awake(&w.threads, &step.enabled, &w.sleep).is_none() {
+            if run.enabled_len(s) <= w.sleep.len() && self.first_awake(&w.threads, &run.enabled(s)?, &w.sleep).is_none() {
                 w.leaf = Some(Leaf::Blocked);
                 return Ok(());
             }
@@ -652,7 +731,7 @@ impl<'a> Verifier<'a> {
                 }
             } else if w.sleep.contains(&e) {
                 // Line 7 of Alg. 1: choose from en(C) \ D.
-                let leaf = match self.first_awake(&w.threads, &step.enabled, &w.sleep) {
+                let leaf = match self.first_awake(&w.threads, &run.enabled(s)?, &w.sleep) {
                     None => Leaf::Blocked,
                     Some(op) => {
                         let mut schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
@@ -672,11 +751,13 @@ impl<'a> Verifier<'a> {
             }
             w.s += 1;
         }
-        let Some(blocked) = ended else { return Ok(()) };
+        if !ended {
+            return Ok(());
+        }
         if !w.follow.is_empty() {
             return Err(VerifyError::Nondeterministic("a run ended before the events an earlier run predicted".into()));
         }
-        for op in blocked {
+        for op in run.blocked() {
             let ev = as_event(op);
             let (a, own) = self.action_for(&w.threads, op.tid, op.site, op.kind, &[ev]);
             let preds: Vec<Option<EventIdx>> = self.u.actions(a).objects.iter().map(|&o| self.c.last(o)).collect();

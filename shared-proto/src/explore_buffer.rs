@@ -430,13 +430,40 @@ pub fn read(b: &[u8]) -> Result<Execution, BufferError> {
     Ok(x)
 }
 
+/// Event record `i` (published; `nt` threads known).
+fn decode_event(b: &[u8], i: usize, nt: u32) -> Result<Event, BufferError> {
+    let (op, k) = OpRecord::get(b, HEADER + i * EVENT).ok_or_else(|| corrupt(format!("event {i}: bad kind")))?;
+    if op.tid >= nt {
+        return Err(corrupt(format!("unknown thread {}", op.tid)));
+    }
+    Ok(Event { tid: ThreadId(op.tid), k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size, op.logical) })
+}
+
+/// Append the `n` enabled-operation records from `first` (of step `step`, whose range is
+/// checked already) to `into`, checking each (`nt` threads known).
+fn decode_enabled(b: &[u8], cap: Capacity, step: usize, first: u32, n: u32, nt: u32, into: &mut Vec<PendingOp>) -> Result<(), BufferError> {
+    let enabled_at = HEADER + cap.events as usize * EVENT + cap.steps as usize * STEP;
+    for j in first..first + n {
+        let (op, _) = OpRecord::get(b, enabled_at + j as usize * ENABLED).ok_or_else(|| corrupt(format!("step {step}: bad kind")))?;
+        if op.tid >= nt {
+            return Err(corrupt(format!("unknown thread {}", op.tid)));
+        }
+        into.push(op.pending());
+    }
+    Ok(())
+}
+
 /// Decodes a buffer while its execution writes it, and once it has ended, each record once
 /// (appending to an [`Execution`]). Until the child has set the buffer up for the run (the live
 /// word), nothing is read: the header may still be an earlier run's.
 #[derive(Debug, Default)]
 pub struct Reader {
-    /// Steps before this one keep empty enabled lists (see [`Reader::known`]).
-    known: usize,
+    /// Enabled lists are left empty, decoded on demand (see [`Reader::on_demand`]): where each
+    /// step's are, `(first record, count)`.
+    on_demand: Option<Vec<(u32, u32)>>,
+    /// Threads and events published at the last look.
+    threads: u32,
+    events: u32,
     cap: Option<Capacity>,
     /// Step records read (the pseudo step of a deadlock included).
     steps: u32,
@@ -447,11 +474,49 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// A reader for a run whose first `steps` steps the caller knows already (a prefix of an
-    /// earlier run): their enabled operations are left undecoded, empty (their threads and
-    /// events are read as usual).
-    pub fn known(steps: usize) -> Reader {
-        Reader { known: steps, ..Reader::default() }
+    /// A reader that leaves the events and every step's enabled list out and decodes them only
+    /// when asked ([`events`](Self::events), [`enabled`](Self::enabled)): a walk over a run
+    /// needs the events of the steps it walks, not of the prefix it knows, and few enabled
+    /// lists (the threads left blocked at a deadlock are decoded as usual).
+    pub fn on_demand() -> Reader {
+        Reader { on_demand: Some(Vec::new()), ..Reader::default() }
+    }
+
+    /// How many events the execution has (read so far).
+    pub fn event_count(&self, x: &Execution) -> usize {
+        if self.on_demand.is_some() { self.events as usize } else { x.events.len() }
+    }
+
+    /// Events `range` (read so far) appended to `out`, decoded from the buffer `b` (still this
+    /// run's) when this reader leaves them to demand.
+    pub fn events(&self, b: &[u8], x: &Execution, range: std::ops::Range<usize>, out: &mut Vec<Event>) -> Result<(), BufferError> {
+        if self.on_demand.is_none() {
+            out.extend_from_slice(&x.events[range]);
+            return Ok(());
+        }
+        assert!(range.end <= self.events as usize, "events not published yet");
+        for i in range {
+            out.push(decode_event(b, i, self.threads)?);
+        }
+        Ok(())
+    }
+
+    /// How many operations were enabled at step `s` (read so far).
+    pub fn enabled_len(&self, x: &Execution, s: usize) -> usize {
+        match &self.on_demand {
+            Some(at) => at[s].1 as usize,
+            None => x.steps[s].enabled.len(),
+        }
+    }
+
+    /// The operations enabled at step `s` (read so far), decoded from the buffer `b` (still
+    /// this run's) when this reader leaves them to demand.
+    pub fn enabled(&self, b: &[u8], x: &Execution, s: usize) -> Result<Vec<PendingOp>, BufferError> {
+        let (Some(at), Some(cap)) = (&self.on_demand, self.cap) else { return Ok(x.steps[s].enabled.clone()) };
+        let (first, n) = at[s];
+        let mut ops = Vec::with_capacity(n as usize);
+        decode_enabled(b, cap, s, first, n, self.threads, &mut ops)?;
+        Ok(ops)
     }
 
     /// Take the enabled lists' vectors from `pool` (emptied ones of an earlier execution)
@@ -514,13 +579,13 @@ impl Reader {
             x.threads.push(ThreadInfo { id: ThreadId(t), parent, nth_child: get32(b, at + 4) });
         }
         let valid_tid = |tid: u32| if tid < nt { Ok(ThreadId(tid)) } else { Err(corrupt(format!("unknown thread {tid}"))) };
-        x.events.reserve((ne as usize).saturating_sub(x.events.len()));
-        for i in x.events.len()..ne as usize {
-            let (op, k) = OpRecord::get(b, HEADER + i * EVENT).ok_or_else(|| corrupt(format!("event {i}: bad kind")))?;
-            x.events.push(Event { tid: valid_tid(op.tid)?, k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size, op.logical) });
+        if self.on_demand.is_none() {
+            x.events.reserve((ne as usize).saturating_sub(x.events.len()));
+            for i in x.events.len()..ne as usize {
+                x.events.push(decode_event(b, i, nt)?);
+            }
         }
         let steps_at = HEADER + cap.events as usize * EVENT;
-        let enabled_at = steps_at + cap.steps as usize * STEP;
         let before = self.steps;
         for i in before as usize..ns as usize {
             let at = steps_at + i * STEP;
@@ -536,13 +601,15 @@ impl Reader {
             if first.checked_add(n).is_none_or(|end| end > nen) {
                 return Err(corrupt(format!("step {i}: enabled records out of range")));
             }
-            let n = if i < self.known { 0 } else { n };
-            let mut enabled = if n == 0 { Vec::new() } else { self.pool.pop().unwrap_or_default() };
-            debug_assert!(enabled.is_empty());
-            for j in first..first + n {
-                let (op, _) = OpRecord::get(b, enabled_at + j as usize * ENABLED).ok_or_else(|| corrupt(format!("step {i}: bad kind")))?;
-                valid_tid(op.tid)?;
-                enabled.push(op.pending());
+            let mut enabled = Vec::new();
+            match &mut self.on_demand {
+                Some(at) if !pseudo => at.push((first, n)),
+                _ => {
+                    if n > 0 {
+                        enabled = self.pool.pop().unwrap_or_default();
+                    }
+                    decode_enabled(b, cap, i, first, n, nt, &mut enabled)?;
+                }
             }
             if pseudo {
                 x.blocked = enabled;
@@ -553,6 +620,8 @@ impl Reader {
             }
         }
         self.steps = ns;
+        self.threads = nt;
+        self.events = ne;
         Ok(ns > before)
     }
 
@@ -584,7 +653,7 @@ impl Reader {
                 requested: ThreadId(get32(b, INFEASIBLE_THREAD)),
                 enabled: mask_threads(get64(b, INFEASIBLE_ENABLED)),
             }),
-            code::OVERFLOW => Some(Outcome::EventLimit { events: x.events.len() as u32 }),
+            code::OVERFLOW => Some(Outcome::EventLimit { events: self.events }),
             code::UNSUPPORTED => {
                 x.tool_error = Some(message());
                 None
@@ -707,6 +776,18 @@ mod tests {
         assert_eq!(x.step_micros, [1, 2]);
         assert!(matches!(x.outcome, Some(Outcome::Deadlock { .. })));
         assert_eq!(x, read(buf.bytes()).unwrap(), "read in pieces or at once, the same");
+        // On demand: the same lists, decoded when asked.
+        let (mut lazy, mut y) = (Reader::on_demand(), Execution::default());
+        lazy.finish(buf.bytes(), &mut y).unwrap();
+        assert!(y.steps.iter().all(|s| s.enabled.is_empty()) && y.blocked == x.blocked);
+        assert!(y.events.is_empty() && lazy.event_count(&y) == x.events.len());
+        let mut events = Vec::new();
+        lazy.events(buf.bytes(), &y, 0..x.events.len(), &mut events).unwrap();
+        assert_eq!(events, x.events);
+        for s in 0..x.steps.len() {
+            assert_eq!(lazy.enabled_len(&y, s), x.steps[s].enabled.len());
+            assert_eq!(lazy.enabled(buf.bytes(), &y, s).unwrap(), x.steps[s].enabled);
+        }
         // Nothing may follow the blocked threads' step.
         BufferWriter { b: buf.bytes_mut(), cap }.step(0, &[store], 4);
         assert!(read(buf.bytes()).is_err());
