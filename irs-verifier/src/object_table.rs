@@ -35,6 +35,16 @@ fn stable_region(r: Region, threads: &RunThreads) -> Region {
     }
 }
 
+/// `key` as one execution names it, with its thread ids as stable names: the same in every
+/// execution.
+pub fn stable(key: ObjectKey, threads: &RunThreads) -> ObjectKey {
+    match key {
+        ObjectKey::Word(r, w) => ObjectKey::Word(stable_region(r, threads), w),
+        ObjectKey::Mutex(r, a) => ObjectKey::Mutex(stable_region(r, threads), a),
+        ObjectKey::Thread(t) => ObjectKey::Thread(threads.stable(ThreadId(t)).0),
+    }
+}
+
 impl ObjectTable {
     fn intern(&mut self, key: ObjectKey) -> ObjIdx {
         if let Some(&i) = self.index.get(&key) {
@@ -52,12 +62,7 @@ impl ObjectTable {
 
     /// The object of `key` as one execution names it.
     pub fn of_run(&mut self, key: ObjectKey, threads: &RunThreads) -> ObjIdx {
-        let stable = match key {
-            ObjectKey::Word(r, w) => ObjectKey::Word(stable_region(r, threads), w),
-            ObjectKey::Mutex(r, a) => ObjectKey::Mutex(stable_region(r, threads), a),
-            ObjectKey::Thread(t) => ObjectKey::Thread(threads.stable(ThreadId(t)).0),
-        };
-        self.intern(stable)
+        self.intern(stable(key, threads))
     }
 
     pub fn class(&self, o: ObjIdx) -> ObjClass {

@@ -24,7 +24,8 @@ use std::borrow::Cow;
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
-use shared_proto::dependence::objects_of;
+use shared_proto::dependence::{objects_of, ObjectKey};
+use crate::fx_hash::FxHashMap;
 use shared_proto::{Event, EventKind, Outcome, PendingOp, Step, ThreadId, ThreadInfo};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -280,6 +281,8 @@ pub struct Verifier<'a> {
     sleep_buf: Vec<EventIdx>,
     /// The events of the step the walk is at (reused).
     events_buf: Vec<Event>,
+    /// The actions of single-object operations (see `action_for`).
+    action_cache: FxHashMap<(StableThread, Option<shared_proto::SiteId>, EventKind, ObjectKey), (ActionIdx, ObjIdx)>,
 }
 
 /// A pending operation as the event it would be (its `k` does not matter here).
@@ -318,6 +321,7 @@ impl<'a> Verifier<'a> {
             comb: comb::Comb::default(),
             sleep_buf: Vec::new(),
             events_buf: Vec::new(),
+            action_cache: FxHashMap::default(),
         }
     }
 
@@ -601,6 +605,21 @@ impl<'a> Verifier<'a> {
     /// object.
     fn action_for(&mut self, threads: &RunThreads, tid: ThreadId, site: Option<shared_proto::SiteId>, kind: EventKind, events: &[Event]) -> (ActionIdx, ObjIdx) {
         let me = threads.stable(tid);
+        // Most operations are one event on one object: then the action is a function of the
+        // thread, the site, the kind and that object, looked up at once.
+        let single = match events {
+            [e] if kind != EventKind::Create => {
+                let mut keys = objects_of(e);
+                match (keys.next(), keys.next()) {
+                    (Some(k), None) => Some((me, site, action_kind(kind), crate::object_table::stable(k, threads))),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(hit) = single.and_then(|k| self.action_cache.get(&k)) {
+            return *hit;
+        }
         let own = self.objects.thread(me);
         let mut objs = std::mem::take(&mut self.objs_buf);
         objs.clear();
@@ -622,6 +641,9 @@ impl<'a> Verifier<'a> {
         objs.dedup();
         let a = self.u.intern_action(me, own, site, action_kind(kind), &objs);
         self.objs_buf = objs;
+        if let Some(k) = single {
+            self.action_cache.insert(k, (a, own));
+        }
         (a, own)
     }
 
