@@ -83,7 +83,10 @@ fn fits_own(u: &Unfolding, c: &Configuration, s: &Child) -> bool {
         (None, _) => true,
         (Some(_), None) => false,
         (Some(last), Some(p)) if last == p => true,
-        (Some(last), Some(p)) => !c.contains(p) && u.depth_on(Some(last), s.own) < s.own_pred_depth && s.pred_descends_from(u, last),
+        (Some(last), Some(p)) => {
+            let depth = u.depth_on(Some(last), s.own);
+            !c.contains(p) && depth < s.own_pred_depth && s.pred_descends_from(u, last, depth, |x| c.contains(x))
+        }
     }
 }
 

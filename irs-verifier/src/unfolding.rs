@@ -96,22 +96,33 @@ pub struct Child {
     pub own: ObjIdx,
     pub own_pred: Option<EventIdx>,
     pub own_pred_depth: u32,
-    /// The last answer to "does the thread's predecessor descend from `x`": `x` and the answer
-    /// (`u64::MAX`: none yet). The comb asks it at every node it backtracks over, with the same
-    /// `x` until the thread's events leave the configuration.
+    /// The last answer to "does the thread's predecessor descend from `x`": `x`, its depth in
+    /// the thread's tree and the answer (`u64::MAX`: none yet; reset when `U` is pruned, as
+    /// slots are reused). The comb asks it at every node it backtracks over, about the thread's
+    /// last event in the configuration.
     memo: std::cell::Cell<u64>,
 }
 
+const NO_MEMO: u64 = u64::MAX;
+
 impl Child {
-    /// Whether `x` (an event of the thread) is an ancestor-or-self of the thread predecessor,
-    /// remembered for the last `x` asked.
-    pub fn pred_descends_from(&self, u: &Unfolding, x: EventIdx) -> bool {
+    /// Whether `x`, the thread's last event in the configuration `C` (at depth `x_depth` in
+    /// the thread's tree), is an ancestor-or-self of the thread predecessor. The answer for
+    /// the last `x` asked is remembered, and serves for another `x` too while that one is still
+    /// in `C`: two events of one thread in `C` are on one chain, so a predecessor that descends
+    /// from the deeper one descends from the other, and one that does not descend from the
+    /// shallower one does not descend from the other.
+    pub fn pred_descends_from(&self, u: &Unfolding, x: EventIdx, x_depth: u32, in_c: impl Fn(EventIdx) -> bool) -> bool {
         let m = self.memo.get();
-        if m != u64::MAX && (m >> 1) as u32 == x.0 {
-            return m & 1 == 1;
+        if m != NO_MEMO {
+            let (mx, m_depth, ok) = (EventIdx((m >> 32) as u32), ((m >> 1) & 0x7fff_ffff) as u32, m & 1 == 1);
+            if mx == x || (in_c(mx) && if ok { x_depth <= m_depth } else { x_depth >= m_depth }) {
+                return ok;
+            }
         }
         let ok = self.own_pred.is_some_and(|p| u.tree_le(self.own, x, p));
-        self.memo.set(((x.0 as u64) << 1) | ok as u64);
+        debug_assert!(x_depth <= 0x7fff_ffff);
+        self.memo.set(((x.0 as u64) << 32) | ((x_depth as u64) << 1) | ok as u64);
         ok
     }
 }
@@ -508,7 +519,7 @@ impl Unfolding {
                 }
                 None => nodes.push(TreeNode { obj: o, pred, depth, skip_at, skip_len, children: Vec::new() }),
             }
-            let child = Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(u64::MAX) };
+            let child = Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(NO_MEMO) };
             self.child_list_mut(o, pred).expect("a predecessor is a live event").push(child);
         }
         let same_hash = self.by_key.insert(key_hash(action, preds), idx);
@@ -549,6 +560,8 @@ impl Unfolding {
             }
             for n in ev.nodes.iter_mut() {
                 n.children.retain(|c| kept(c.event));
+                // The memos may name events whose slots will be reused.
+                n.children.iter().for_each(|c| c.memo.set(NO_MEMO));
             }
             preds.clear();
             preds.extend(ev.nodes.iter().map(|n| n.pred));
@@ -557,6 +570,7 @@ impl Unfolding {
         self.scratch_preds = preds;
         for v in self.roots.iter_mut() {
             v.retain(|c| kept(c.event));
+            v.iter().for_each(|c| c.memo.set(NO_MEMO));
         }
     }
 
