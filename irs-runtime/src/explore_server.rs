@@ -325,6 +325,10 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         unsafe { (ManuallyDrop::new(File::from_raw_fd(sv.ctl_in)), ManuallyDrop::new(File::from_raw_fd(sv.ctl_out))) };
     // On this stack, not in memory a worker restores: it adapts across executions.
     let mut spin = proto::SpinBudget::new(REQUEST_SPIN_US);
+    // How long the worker's last restore took: part of the next execution's time (a forked
+    // execution's time includes its fork and exit; the worker's takes its memory back instead,
+    // after answering, while the executor works).
+    let mut restored_micros = 0u64;
     loop {
         spin.wait_readable(sv.ctl_in);
         let n = match proto::read_frame_into(&mut *input, req_buf) {
@@ -367,7 +371,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
                 }
             }
             set_timer(0);
-            let micros = started.elapsed().as_micros() as u64;
+            let micros = started.elapsed().as_micros() as u64 + restored_micros;
             let n = read_output(out_buf);
             let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, 0, &out_buf[..n]);
             control.in_flight.store(0, Ordering::Relaxed);
@@ -381,7 +385,9 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             // SAFETY: the execution has ended and nothing of it runs any more; this loop keeps
             // nothing in restored memory across the call (its buffers are excluded, its state is
             // on this stack).
+            let restoring = Instant::now();
             unsafe { image.restore() };
+            restored_micros = restoring.elapsed().as_micros() as u64;
             continue;
         }
         // SAFETY: one thread runs here (every logical thread is a fiber), so fork is safe.

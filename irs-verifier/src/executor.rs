@@ -74,7 +74,8 @@ pub struct Execution {
     /// (for a run from a snapshot, the prefix counts as it ran when the snapshot was made): what
     /// re-running the schedule up to there costs.
     pub step_micros: Vec<u32>,
-    /// Fork to end, as the server measured it.
+    /// Fork to end, as the server measured it (for the persistent worker: request to end, plus
+    /// the memory restore that prepared the run).
     pub micros: u64,
     /// Of which the fork call in the server.
     pub fork_micros: u64,

@@ -363,6 +363,8 @@ impl<'a> Verifier<'a> {
             None => self.ex.start_run(None, schedule)?,
         };
         self.stats.runs += 1;
+        // While the program runs the prefix, which the walk waits for.
+        self.maybe_prune(&w);
         let mut failed = None;
         loop {
             let ended = self.ex.progress(&mut run)?;
@@ -484,7 +486,6 @@ impl<'a> Verifier<'a> {
                     self.refresh_stats();
                     hooks.safe_prefix(i, &self.stats);
                 }
-                self.maybe_prune();
             }
             let Some((s, j, runs_below)) = next else { break None };
             self.maybe_snapshot(busy, runs_below, &exec.step_micros)?;
@@ -794,7 +795,11 @@ impl<'a> Verifier<'a> {
     /// immediate conflict with any of them that alternatives can be built from (their siblings
     /// of other threads in the memory and mutex trees, see `comb`), and the histories of all
     /// these. Anything else a later branch needs, its own runs find again.
-    fn maybe_prune(&mut self) {
+    ///
+    /// Called as a run starts (the verifier waits for its prefix meanwhile), with the walk it
+    /// begins: its sleep set is the next node's `D`, anchored at that node, and the events it
+    /// is to follow are kept with their histories.
+    fn maybe_prune(&mut self, w: &Walk) {
         let live = self.u.live();
         if live < self.opts.prune_at || live < 2 * self.last_prune_live {
             return;
@@ -811,6 +816,11 @@ impl<'a> Verifier<'a> {
                 if seen.insert(d) {
                     anchors.push((level, d));
                 }
+            }
+        }
+        for &d in &w.sleep {
+            if seen.insert(d) {
+                anchors.push((self.path.len(), d));
             }
         }
         let mut keep = vec![false; self.u.capacity()];
@@ -840,6 +850,9 @@ impl<'a> Verifier<'a> {
                     }
                 }
             }
+        }
+        for &j in &w.follow {
+            mark(j, &mut keep, &mut stack);
         }
         // Close under causality.
         while let Some(x) = stack.pop() {

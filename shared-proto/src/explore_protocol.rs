@@ -97,7 +97,9 @@ pub struct Response {
     pub end: ProcessEnd,
     /// What the execution printed on stdout and stderr (at most 64 KiB).
     pub output: Vec<u8>,
-    /// Time from fork to the end of the execution, in microseconds.
+    /// Time from fork to the end of the execution, in microseconds; for the persistent worker,
+    /// from the request to the end plus the memory restore before it (which it does after
+    /// answering the previous request).
     pub micros: u64,
     /// Of which the fork call itself, in the server.
     pub fork_micros: u64,
