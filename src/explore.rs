@@ -20,22 +20,24 @@ pub struct OutcomeClass {
 pub struct Report {
     pub executions: u64,
     pub classes: Vec<OutcomeClass>,
-    /// Summed over executions, in microseconds: the whole round trip, the execution's process
-    /// (fork to end) and the fork call in the server.
+    /// Summed over executions, in microseconds: the whole round trip, the execution (fork to
+    /// end, or the persistent worker's run with the restore before it) and its set-up (the fork
+    /// call in the server, or the restore).
     pub total_micros: u64,
     pub child_micros: u64,
-    pub fork_micros: u64,
+    pub setup_micros: u64,
 }
 
 impl Report {
-    /// `(fork, run, transfer)` per execution in microseconds: the fork call, the rest of the
-    /// execution's process, and everything else (request, response, decoding the buffer).
+    /// `(set-up, run, transfer)` per execution in microseconds: the fork call or the worker's
+    /// restore, the rest of the execution, and everything else (request, response, decoding
+    /// the buffer).
     pub fn split(&self) -> (f64, f64, f64) {
         let n = self.executions.max(1) as f64;
-        let fork = self.fork_micros as f64 / n;
-        let run = (self.child_micros.saturating_sub(self.fork_micros)) as f64 / n;
+        let setup = self.setup_micros as f64 / n;
+        let run = (self.child_micros.saturating_sub(self.setup_micros)) as f64 / n;
         let transfer = (self.total_micros.saturating_sub(self.child_micros)) as f64 / n;
-        (fork, run, transfer)
+        (setup, run, transfer)
     }
 }
 
@@ -81,7 +83,7 @@ pub fn explore_random(
         }
     };
     let mut classes: BTreeMap<String, OutcomeClass> = BTreeMap::new();
-    let (mut total_micros, mut child_micros, mut fork_micros) = (0, 0, 0);
+    let (mut total_micros, mut child_micros, mut setup_micros) = (0, 0, 0);
     let stem = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "prog".into());
     for i in 0..executions {
         let run = match &snapshot {
@@ -90,7 +92,7 @@ pub fn explore_random(
         };
         total_micros += run.total_micros;
         child_micros += run.micros;
-        fork_micros += run.fork_micros;
+        setup_micros += run.setup_micros;
         let key = class_key(run.outcome());
         let n = classes.len();
         let class = classes.entry(key).or_insert_with(|| OutcomeClass { outcome: run.outcome().clone(), count: 0, schedule_file: None });
@@ -108,5 +110,5 @@ pub fn explore_random(
     if let Some(snap) = snapshot {
         ex.release(snap)?;
     }
-    Ok(Report { executions, classes: classes.into_values().collect(), total_micros, child_micros, fork_micros })
+    Ok(Report { executions, classes: classes.into_values().collect(), total_micros, child_micros, setup_micros })
 }

@@ -410,9 +410,9 @@ fn main() -> ExitCode {
             match report {
                 Ok(r) => {
                     let secs = started.elapsed().as_secs_f64();
-                    let (fork, run, transfer) = r.split();
+                    let (setup, run, transfer) = r.split();
                     println!(
-                        "{} executions in {secs:.2} s ({:.0}/s; per execution: fork {fork:.1} µs, run {run:.1} µs, transfer {transfer:.1} µs); {} distinct outcomes:",
+                        "{} executions in {secs:.2} s ({:.0}/s; per execution: set-up (fork or restore) {setup:.1} µs, run {run:.1} µs, transfer {transfer:.1} µs); {} distinct outcomes:",
                         r.executions,
                         r.executions as f64 / secs,
                         r.classes.len()
@@ -482,8 +482,9 @@ fn main() -> ExitCode {
                         s.executions, s.ssb, s.traces, s.events_created, s.events_peak
                     );
                     println!(
-                        "time: {secs:.2} s ({:.0}% running the program, {:.0}% with transfer; {} runs, {:.0} runs/s, {} from snapshots made); peak memory {} MB",
+                        "time: {secs:.2} s ({:.0}% running the program ({:.0}% setting its runs up), {:.0}% from requests to answers; {} runs, {:.0} runs/s, {} from snapshots made); peak memory {} MB",
                         100.0 * s.program_micros as f64 / 1e6 / secs.max(1e-9),
+                        100.0 * s.setup_micros as f64 / 1e6 / secs.max(1e-9),
                         100.0 * s.executor_micros as f64 / 1e6 / secs.max(1e-9),
                         s.runs,
                         s.runs as f64 / secs.max(1e-9),

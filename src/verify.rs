@@ -299,6 +299,7 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "seconds": secs,
         "executor_seconds": s.executor_micros as f64 / 1e6,
         "program_seconds": s.program_micros as f64 / 1e6,
+        "program_setup_seconds": s.setup_micros as f64 / 1e6,
         "exec_per_sec": if secs > 0.0 { s.runs as f64 / secs } else { 0.0 },
         "peak_rss_kb": o.peak_rss_kb,
         "verifier_cpu_seconds": o.cpu_seconds,

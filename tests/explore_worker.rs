@@ -287,17 +287,7 @@ fn nested_snapshot_images_do_not_grow_with_depth() {
     let exe = build(
         &dir,
         "nested",
-        r#"#include <pthread.h>
-pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-int x;
-void *w(void *p) { for (int k = 0; k < 2; k++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return p; }
-int main(void) {
-  pthread_t t[3];
-  for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, w, 0);
-  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
-  return x == 6 ? 0 : 1;
-}
-"#,
+        &mutex_counter_source(3, 2),
     );
     let log = dir.join("images.txt");
     let _ = std::fs::remove_file(&log);
@@ -341,17 +331,7 @@ fn a_run_followed_as_it_goes_is_the_run() {
     let exe = build(
         &dir,
         "streamed",
-        r#"#include <pthread.h>
-pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-int x;
-void *w(void *p) { for (int i = 0; i < 20; i++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return p; }
-int main(void) {
-  pthread_t t[3];
-  for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, w, 0);
-  for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
-  return x == 60 ? 0 : 1;
-}
-"#,
+        &mutex_counter_source(3, 20),
     );
     let mut ex = Executor::start(&exe, &[], Options::default()).unwrap();
     let reference = ex.run_random(&[], 7).unwrap();

@@ -25,7 +25,7 @@ PROGRAMS = [
 # program is the snapshot benchmark's prefix.c with 3M iterations of work before 4 threads that
 # each take the mutex once.
 SOURCES = {"long_prefix": (REPO / "benchmarks/snapshots/prefix.c", ["-DWORK=3000000", "-DNT=4", "-DITERS=1"])}
-LINE = re.compile(r"^(\d+) executions in ([\d.]+) s \((\d+)/s; per execution: fork ([\d.]+) µs, run ([\d.]+) µs, transfer ([\d.]+) µs\)")
+LINE = re.compile(r"^(\d+) executions in ([\d.]+) s \((\d+)/s; per execution: set-up \(fork or restore\) ([\d.]+) µs, run ([\d.]+) µs, transfer ([\d.]+) µs\)")
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
@@ -60,7 +60,7 @@ def main():
                 med = statistics.median(rates[mode])
                 split = tuple(statistics.median(s[k] for s in splits[mode]) for k in range(3))
                 rows.append((label, mode, med, min(rates[mode]), max(rates[mode]), split))
-                print(f"{label} ({mode}): median {med:.0f}/s (fork {split[0]:.1f} µs, run {split[1]:.1f} µs, transfer {split[2]:.1f} µs)")
+                print(f"{label} ({mode}): median {med:.0f}/s (set-up {split[0]:.1f} µs, run {split[1]:.1f} µs, transfer {split[2]:.1f} µs)")
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     cmd = "python3 benchmarks/explore_throughput/run.py" + ("" if a.executions == 3000 and a.repeats == 5 else f" --executions {a.executions} --repeats {a.repeats}")
     with open(a.out, "w") as f:
@@ -69,7 +69,7 @@ def main():
         f.write(f"- Machine: nproc={os.cpu_count()}, CPU: {cpu}, load before: {os.getloadavg()[0]:.2f}\n")
         f.write(f"- Each figure: `irs explore --random {a.executions}` (random schedules from `main`, or with `--snapshot-at K` from a snapshot of the default execution after K steps), median of {a.repeats} runs; the persistent worker (default) and `--fork-each` (a process per execution) alternate run by run\n")
         f.write("- From a snapshot: the persistent worker of the paused execution restores its image and resumes it; with `--fork-each` a process is forked from the paused execution per run\n\n")
-        f.write("| program | executor | executions/s (median) | min | max | fork µs | run µs | transfer µs |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+        f.write("| program | executor | executions/s (median) | min | max | set-up µs | run µs | transfer µs |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
         for p, mode, med, lo, hi, s in rows:
             f.write(f"| {p} | {mode} | {med:.0f} | {lo} | {hi} | {s[0]:.1f} | {s[1]:.1f} | {s[2]:.1f} |\n")
     print(f"wrote {a.out}")

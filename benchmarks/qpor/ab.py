@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Two builds of irs side by side on the QPOR families: `irs verify` time, the program's share
-of it, and the share outside the program's runs (the issue's "time outside program execution").
+"""Builds of irs side by side on the QPOR families: `irs verify` time, the program's share of
+it, and the share outside the program's runs (the issue's "time outside program execution"),
+also without counting the set-up of the runs (forks or the worker's restores) as the program's.
+With one build it measures that build alone, with several the runs alternate between them.
 
 Each build is a directory holding its `irs` binary and the `libirs_runtime.a` it links (a
 program must be built by the irs that verifies it: the buffer format may differ). Make one
@@ -11,6 +13,7 @@ gives the fastest and the median of each.
 
     python3 benchmarks/qpor/ab.py /tmp/irs-before /tmp/irs-after --reps 5
     python3 benchmarks/qpor/ab.py /tmp/irs-before /tmp/irs-after --only MPAT5,DISP54 -- --k 2
+    python3 benchmarks/qpor/ab.py target/release --only MPAT5,PI8,DISP53,MPC33,POL63,MPAT6,DISP54
 
 Standard library only.
 """
@@ -35,7 +38,7 @@ DEFAULT = "MPAT5,PI8,DISP53,MPC33,POL63"
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("builds", nargs=2, help="two directories, each with irs and libirs_runtime.a")
+    ap.add_argument("builds", nargs="+", help="directories, each with irs and libirs_runtime.a (target/release is one)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--only", default=DEFAULT, help=f"comma-separated instances of: {','.join(INSTANCES)}")
     ap.add_argument("verify_args", nargs="*", help="after --: more `irs verify` arguments (default: optimal)")
@@ -66,9 +69,9 @@ def main():
                 except (IndexError, json.JSONDecodeError):
                     sys.exit(f"error: {b} on {n}: {r.stderr.strip()[-300:]}")
                 results.setdefault((n, b), []).append(j)
-    print(f"{a.reps} alternating repetitions; `irs verify --json {' '.join(a.verify_args)}`\n")
-    print("| instance | build | traces | fastest s | median s | program s (median) | outside the program | median / first build's |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"{a.reps} {'alternating ' if len(builds) > 1 else ''}repetitions; `irs verify --json {' '.join(a.verify_args)}`\n")
+    print("| instance | build | traces | fastest s | median s | program s (median) | outside the program (median, range) | set-up not counted | median / first build's |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in names:
         base = None
         for b in builds:
@@ -77,7 +80,11 @@ def main():
             prog = statistics.median(j["program_seconds"] for j in js)
             med = statistics.median(secs)
             base = base or med
-            print(f"| {n} | {b.name} | {js[0]['traces']:,} | {min(secs):.3f} | {med:.3f} | {prog:.3f} | {100 * (1 - prog / med):.0f}% | {med / base:.2f} |")
+            out = [100 * (1 - j["program_seconds"] / j["seconds"]) for j in js]
+            # Builds before program_setup_seconds existed did not count the worker's restore.
+            bare = [100 * (1 - (j["program_seconds"] - j.get("program_setup_seconds", 0)) / j["seconds"]) for j in js]
+            spread = f"{statistics.median(out):.0f}% ({min(out):.0f}–{max(out):.0f})"
+            print(f"| {n} | {b.parent.name + '/' + b.name if b.name == 'release' else b.name} | {js[0]['traces']:,} | {min(secs):.3f} | {med:.3f} | {prog:.3f} | {spread} | {statistics.median(bare):.0f}% | {med / base:.2f} |")
 
 
 if __name__ == "__main__":

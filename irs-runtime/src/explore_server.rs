@@ -373,7 +373,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             set_timer(0);
             let micros = started.elapsed().as_micros() as u64 + restored_micros;
             let n = read_output(out_buf);
-            let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, 0, &out_buf[..n]);
+            let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, restored_micros, &out_buf[..n]);
             control.in_flight.store(0, Ordering::Relaxed);
             if output.write_all(&resp_buf[..len]).is_err() {
                 level.leave();
@@ -420,7 +420,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
                 }
             }
         }
-        let fork_micros = started.elapsed().as_micros() as u64;
+        let setup_micros = started.elapsed().as_micros() as u64;
         // A snapshot's process lives until it is released: no time limit while it serves.
         let end = if pid < 0 {
             ProcessEnd::Signaled(0)
@@ -434,7 +434,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         };
         let micros = started.elapsed().as_micros() as u64;
         let n = read_output(out_buf);
-        let len = proto::encode_response_into(resp_buf, end, micros, fork_micros, &out_buf[..n]);
+        let len = proto::encode_response_into(resp_buf, end, micros, setup_micros, &out_buf[..n]);
         if output.write_all(&resp_buf[..len]).is_err() {
             level.leave();
         }

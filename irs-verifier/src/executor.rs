@@ -77,8 +77,9 @@ pub struct Execution {
     /// Fork to end, as the server measured it (for the persistent worker: request to end, plus
     /// the memory restore that prepared the run).
     pub micros: u64,
-    /// Of which the fork call in the server.
-    pub fork_micros: u64,
+    /// Of which the set-up: the fork call in the server, or the persistent worker's memory
+    /// restore.
+    pub setup_micros: u64,
     /// The whole round trip seen from here: request, execution, response, decoding.
     pub total_micros: u64,
 }
@@ -299,19 +300,19 @@ impl Executor {
     /// Run one execution from `main` following `schedule`, then the default policy.
     pub fn run(&mut self, schedule: &[ThreadId]) -> Result<Execution, ExecError> {
         self.from_main()?;
-        self.request(RequestKind::Run, schedule, Policy::Default)
+        self.request(schedule, Policy::Default)
     }
 
     /// Run one execution from `main` following `schedule`, then random choices from `seed`.
     pub fn run_random(&mut self, schedule: &[ThreadId], seed: u64) -> Result<Execution, ExecError> {
         self.from_main()?;
-        self.request(RequestKind::Run, schedule, Policy::Random(seed))
+        self.request(schedule, Policy::Random(seed))
     }
 
     /// Run one execution from `main` following `schedule`, then `policy`.
     pub fn run_with_policy(&mut self, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
         self.from_main()?;
-        self.request(RequestKind::Run, schedule, policy)
+        self.request(schedule, policy)
     }
 
     fn from_main(&self) -> Result<(), ExecError> {
@@ -356,14 +357,14 @@ impl Executor {
     pub fn run_from(&mut self, snap: &Snapshot, suffix: &[ThreadId]) -> Result<Execution, ExecError> {
         self.innermost(snap)?;
         let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
-        self.request(RequestKind::Run, &schedule, Policy::Default)
+        self.request(&schedule, Policy::Default)
     }
 
     /// Continue the snapshot's execution following `suffix`, then random choices from `seed`.
     pub fn run_random_from(&mut self, snap: &Snapshot, suffix: &[ThreadId], seed: u64) -> Result<Execution, ExecError> {
         self.innermost(snap)?;
         let schedule: Vec<ThreadId> = snap.prefix.iter().chain(suffix).copied().collect();
-        self.request(RequestKind::Run, &schedule, Policy::Random(seed))
+        self.request(&schedule, Policy::Random(seed))
     }
 
     /// End the innermost snapshot.
@@ -414,8 +415,8 @@ impl Executor {
         Ok((self.response()?, started))
     }
 
-    fn request(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
-        debug_assert_eq!(kind, RequestKind::Run);
+    /// Run `schedule`, then `policy`, and wait for the whole execution.
+    fn request(&mut self, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
         let run = self.begin_run(schedule, policy, false)?;
         self.finish(run)
     }
@@ -536,7 +537,7 @@ impl Executor {
             steps: raw.steps,
             outcome,
         };
-        Ok(Execution { trace, blocked: raw.blocked, more_bugs: raw.more_bugs, step_micros: raw.step_micros, output: resp.output, micros: resp.micros, fork_micros: resp.fork_micros, total_micros: started.elapsed().as_micros() as u64 })
+        Ok(Execution { trace, blocked: raw.blocked, more_bugs: raw.more_bugs, step_micros: raw.step_micros, output: resp.output, micros: resp.micros, setup_micros: resp.setup_micros, total_micros: started.elapsed().as_micros() as u64 })
     }
 
     pub fn program(&self) -> PathBuf {

@@ -95,8 +95,10 @@ pub struct Stats {
     /// Time spent in the executor (the program's runs, fork to answer), microseconds.
     pub executor_micros: u64,
     /// Of that, the program's own runs as the fork server timed them (its executions, the
-    /// worker's restores included): the rest is transfer and decoding.
+    /// worker's restores included): the rest is transfer, decoding and the walk meanwhile.
     pub program_micros: u64,
+    /// Of the program's time, the set-up of its runs: forks, or the worker's memory restores.
+    pub setup_micros: u64,
     /// Paused executions made (see [`SnapshotPolicy`]).
     pub snapshots: u64,
     pub elapsed: Duration,
@@ -394,6 +396,7 @@ impl<'a> Verifier<'a> {
     fn ran(&mut self, x: &Execution) -> Result<(), VerifyError> {
         self.stats.executor_micros += x.total_micros;
         self.stats.program_micros += x.micros;
+        self.stats.setup_micros += x.setup_micros;
         if let Some(made) = self.snapshot_made.take() {
             // The first run from a new snapshot waits for its worker to take its image.
             let cost = made + x.total_micros.saturating_sub(x.micros);

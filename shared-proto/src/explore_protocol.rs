@@ -101,8 +101,9 @@ pub struct Response {
     /// from the request to the end plus the memory restore before it (which it does after
     /// answering the previous request).
     pub micros: u64,
-    /// Of which the fork call itself, in the server.
-    pub fork_micros: u64,
+    /// Of which the set-up: the fork call in the server, or the persistent worker's memory
+    /// restore.
+    pub setup_micros: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -248,7 +249,7 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
 
 /// Write a response frame (length prefix included) into `buf` without allocating; returns its
 /// length. `buf` must hold `4 + MAX_RESPONSE` bytes; output beyond MAX_OUTPUT is cut.
-pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, fork_micros: u64, output: &[u8]) -> usize {
+pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, setup_micros: u64, output: &[u8]) -> usize {
     let out = &output[..output.len().min(MAX_OUTPUT)];
     let (kind, value) = match end {
         ProcessEnd::Exited(c) => (0u32, c),
@@ -262,7 +263,7 @@ pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, fork_m
     buf[8..12].copy_from_slice(&kind.to_le_bytes());
     buf[12..16].copy_from_slice(&value.to_le_bytes());
     buf[16..24].copy_from_slice(&micros.to_le_bytes());
-    buf[24..32].copy_from_slice(&fork_micros.to_le_bytes());
+    buf[24..32].copy_from_slice(&setup_micros.to_le_bytes());
     buf[32..36].copy_from_slice(&(out.len() as u32).to_le_bytes());
     buf[36..36 + out.len()].copy_from_slice(out);
     4 + body_len
@@ -284,7 +285,7 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
     if n > MAX_OUTPUT || body.len() != 32 + n {
         return None;
     }
-    Some(Response { end, micros: try_get64(body, 12)?, fork_micros: try_get64(body, 20)?, output: body[32..].to_vec() })
+    Some(Response { end, micros: try_get64(body, 12)?, setup_micros: try_get64(body, 20)?, output: body[32..].to_vec() })
 }
 
 /// How long one end of the explore channel polls for the next frame before it sleeps on the
@@ -576,7 +577,7 @@ mod tests {
         let mut out = vec![0u8; 4 + MAX_RESPONSE];
         let len = encode_response_into(&mut out, ProcessEnd::Signaled(11), 42, 7, b"hello");
         let n = read_frame_into(&mut &out[..len], &mut buf).unwrap();
-        assert_eq!(decode_response(&buf[..n]).unwrap(), Response { end: ProcessEnd::Signaled(11), micros: 42, fork_micros: 7, output: b"hello".to_vec() });
+        assert_eq!(decode_response(&buf[..n]).unwrap(), Response { end: ProcessEnd::Signaled(11), micros: 42, setup_micros: 7, output: b"hello".to_vec() });
         assert!(decode_response(&buf[..n - 1]).is_none());
     }
 }

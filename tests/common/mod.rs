@@ -26,6 +26,25 @@ pub fn scratch(name: &str) -> PathBuf {
     d
 }
 
+/// A C program whose `threads` threads each increment a shared counter under one mutex `iters`
+/// times; main joins them and exits 0 exactly when the count is right.
+pub fn mutex_counter_source(threads: usize, iters: usize) -> String {
+    format!(
+        r#"#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x;
+void *w(void *p) {{ for (int i = 0; i < {iters}; i++) {{ pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); }} return p; }}
+int main(void) {{
+  pthread_t t[{threads}];
+  for (int i = 0; i < {threads}; i++) pthread_create(&t[i], 0, w, 0);
+  for (int i = 0; i < {threads}; i++) pthread_join(t[i], 0);
+  return x == {total} ? 0 : 1;
+}}
+"#,
+        total = threads * iters
+    )
+}
+
 pub struct Output {
     pub status: ExitStatus,
     pub stdout: String,
