@@ -84,8 +84,9 @@ fn fits_own(u: &Unfolding, c: &Configuration, s: &Child) -> bool {
         (Some(_), None) => false,
         (Some(last), Some(p)) if last == p => true,
         (Some(last), Some(p)) => {
-            let depth = u.depth_on(Some(last), s.own);
-            !c.contains(p) && depth < s.own_pred_depth && s.pred_descends_from(u, last, depth, |x| c.contains(x))
+            // The depths first (in the entry and in `C`): they reject most candidates.
+            let depth = c.last_depth(s.own);
+            depth < s.own_pred_depth && !c.contains(p) && s.pred_descends_from(u, last, depth, |x| c.contains(x))
         }
     }
 }

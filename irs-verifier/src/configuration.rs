@@ -1,15 +1,19 @@
 //! The configuration `C` the exploration stands at (QPOR paper, Alg. 1): the events along the
 //! current branch, with the last event on every object, undone in stack order on backtracking,
 //! and a membership bit per event, so that "is `x` in `C`" costs no walk in an object's tree.
+//! The last events' depths in their objects' trees are kept beside them: the comb compares a
+//! candidate's thread predecessor's depth with its thread's in `C` for every candidate, most of
+//! them rejected by that alone.
 
 use crate::object_table::ObjIdx;
 use crate::unfolding::{EventIdx, Unfolding};
 
 #[derive(Default)]
 pub struct Configuration {
-    last: Vec<Option<EventIdx>>,
+    /// Per object, the last event on it in `C` and that event's depth in the object's tree.
+    last: Vec<Option<(EventIdx, u32)>>,
     events: Vec<EventIdx>,
-    undo: Vec<(ObjIdx, Option<EventIdx>)>,
+    undo: Vec<(ObjIdx, Option<(EventIdx, u32)>)>,
     marks: Vec<usize>,
     /// Bit `e` is set iff event `e` is in `C` (events of `C` are never pruned, so a reused
     /// index is never set).
@@ -18,7 +22,17 @@ pub struct Configuration {
 
 impl Configuration {
     pub fn last(&self, o: ObjIdx) -> Option<EventIdx> {
+        self.last_with_depth(o).map(|(e, _)| e)
+    }
+
+    /// The last event on `o` in `C` with its depth in `o`'s tree.
+    pub fn last_with_depth(&self, o: ObjIdx) -> Option<(EventIdx, u32)> {
         self.last.get(o.0 as usize).copied().flatten()
+    }
+
+    /// The depth of `C`'s last event on `o` in `o`'s tree (0: none).
+    pub fn last_depth(&self, o: ObjIdx) -> u32 {
+        self.last_with_depth(o).map_or(0, |(_, d)| d)
     }
 
     pub fn push(&mut self, u: &Unfolding, e: EventIdx) {
@@ -29,7 +43,7 @@ impl Configuration {
                 self.last.resize(i + 1, None);
             }
             self.undo.push((o, self.last[i]));
-            self.last[i] = Some(e);
+            self.last[i] = Some((e, u.depth_on(Some(e), o)));
         }
         self.events.push(e);
         let (w, b) = (e.0 as usize / 64, e.0 % 64);
@@ -71,6 +85,6 @@ impl Configuration {
     /// predecessor the caller already knows to fit `C`.
     pub fn compatible_outside(&self, u: &Unfolding, x: EventIdx, checked: Option<ObjIdx>) -> bool {
         debug_assert!(!self.contains(x));
-        u.compatible_outside(x, |o| self.last(o), |y| self.contains(y), checked)
+        u.compatible_outside(x, |o| self.last_with_depth(o), |y| self.contains(y), checked)
     }
 }

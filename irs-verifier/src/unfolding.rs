@@ -346,15 +346,15 @@ impl Unfolding {
     }
 
     /// `[e] ∪ C` is a configuration, for an event `e ∉ C`, where `last` gives `C`'s last event
-    /// per object and `in_c` tells membership in `C`.
+    /// per object with its depth in the object's tree, and `in_c` tells membership in `C`.
     ///
     /// `C`'s events on an object form the chain from the root to its last one there, `c`; so an
     /// event `x` on that object is comparable with `c` iff `x ∈ C` (then `x ≤ c`) or `x` descends
     /// from `c`. Membership is a bit; only events outside `C` need a walk up their tree.
     /// `checked`: an object whose immediate predecessor the caller has already found to fit.
-    pub fn compatible_outside(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<EventIdx>, in_c: impl Fn(EventIdx) -> bool, checked: Option<ObjIdx>) -> bool {
-        let fits = |o: ObjIdx, x: EventIdx, c: EventIdx| x == c || in_c(x) || {
-            let (dx, dc) = (self.depth(x, o), self.depth(c, o));
+    pub fn compatible_outside(&self, e: EventIdx, last: impl Fn(ObjIdx) -> Option<(EventIdx, u32)>, in_c: impl Fn(EventIdx) -> bool, checked: Option<ObjIdx>) -> bool {
+        let fits = |o: ObjIdx, x: EventIdx, (c, dc): (EventIdx, u32)| x == c || in_c(x) || {
+            let dx = self.depth(x, o);
             dx > dc && self.ancestor_at(o, x, dc) == c
         };
         // A quick necessary condition first, on the immediate predecessors only: most events
@@ -363,7 +363,7 @@ impl Unfolding {
         let quick = self.ev(e).nodes.iter().filter(|n| Some(n.obj) != checked).all(|n| match (last(n.obj), n.pred) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(c), Some(p)) => c == p || (!in_c(p) && fits(n.obj, p, c)),
+            (Some(c), Some(p)) => c.0 == p || (!in_c(p) && fits(n.obj, p, c)),
         });
         quick && self.frontier(e).iter().all(|&(o, x)| x == e || last(o).is_none_or(|c| fits(o, x, c)))
     }
