@@ -181,7 +181,7 @@ pub fn run_cc(argv: &[String]) -> Result<i32, CcError> {
     link.extend(args.common_flags.iter().cloned());
     link.extend(link_inputs);
     link.extend(args.link_flags.iter().cloned());
-    link.push(s(&runtime));
+    link.push(s(&crate::runtime_archive::linkable(&runtime)));
     link.extend(toolchain::RUNTIME_SYSTEM_LIBS.iter().map(|l| l.to_string()));
     link.extend(toolchain::RUNTIME_LINK_FLAGS.iter().map(|l| l.to_string()));
     if let Some(o) = &args.output {

@@ -10,6 +10,7 @@ mod ir;
 mod known_calls;
 mod module_embed;
 pub mod pass;
+pub mod runtime_archive;
 pub mod site_report;
 pub mod toolchain;
 mod versioning;
