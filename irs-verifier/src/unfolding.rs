@@ -458,22 +458,26 @@ impl Unfolding {
         // release of the mutex, or a lock after the releasing thread's event the thread has
         // already seen: 80% of the two-predecessor events of MPAT and DISP), and then the
         // frontier is that predecessor's, without a merge.
-        let mut top = None;
-        for (n, &p) in preds.iter().flatten().enumerate() {
+        // The predecessors' histories are compatible, so on each object their last events are
+        // comparable, and "`p` ≤ `t`" is "`t`'s history reaches `p`'s depth on `p`'s object": a
+        // depth comparison, no walk up a tree.
+        let covers = |t: EventIdx, o: ObjIdx, p: EventIdx| self.last_on(t, o).is_some_and(|l| l == p || self.depth(l, o) >= self.depth(p, o));
+        let mut top: Option<(ObjIdx, EventIdx)> = None;
+        for (n, (&o, p)) in objects.iter().zip(preds).filter_map(|(o, p)| p.map(|p| (o, p))).enumerate() {
             let other = self.frontier(p);
             if n == 0 {
                 frontier.extend_from_slice(other);
-                top = Some(p);
+                top = Some((o, p));
                 continue;
             }
-            if let Some(t) = top {
-                if self.le(p, t) {
+            if let Some((to, t)) = top {
+                if covers(t, o, p) {
                     continue;
                 }
-                if self.le(t, p) {
+                if covers(p, to, t) {
                     frontier.clear();
                     frontier.extend_from_slice(other);
-                    top = Some(p);
+                    top = Some((o, p));
                     continue;
                 }
             }
