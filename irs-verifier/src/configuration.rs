@@ -37,13 +37,13 @@ impl Configuration {
 
     pub fn push(&mut self, u: &Unfolding, e: EventIdx) {
         self.marks.push(self.undo.len());
-        for &o in u.objects(e) {
+        for (o, depth) in u.depths(e) {
             let i = o.0 as usize;
             if self.last.len() <= i {
                 self.last.resize(i + 1, None);
             }
             self.undo.push((o, self.last[i]));
-            self.last[i] = Some((e, u.depth_on(Some(e), o)));
+            self.last[i] = Some((e, depth));
         }
         self.events.push(e);
         let (w, b) = (e.0 as usize / 64, e.0 % 64);

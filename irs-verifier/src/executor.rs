@@ -422,10 +422,7 @@ impl Executor {
     fn request(&mut self, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
         let mut run = self.begin_run(schedule, policy, false)?;
         self.spin.wait_or(&mut run.wait, self.from_server.as_raw_fd(), || false);
-        let resp = self.response()?;
-        self.in_flight = false;
-        run.reader.finish(&run.buffer, &mut run.raw)?;
-        run.response = Some(resp);
+        self.answered(&mut run)?;
         self.finish(run)
     }
 
@@ -480,11 +477,17 @@ impl Executor {
         if woke == proto::Woke::Progress {
             return Ok(false);
         }
+        self.answered(run)?;
+        Ok(true)
+    }
+
+    /// Read the run's answer (waiting for it if it has not come), then the rest of its buffer.
+    fn answered(&mut self, run: &mut RunInFlight) -> Result<(), ExecError> {
         let resp = self.response()?;
         self.in_flight = false;
         run.reader.finish(&run.buffer, &mut run.raw)?;
         run.response = Some(resp);
-        Ok(true)
+        Ok(())
     }
 
     /// The whole execution (waiting for its end).

@@ -250,6 +250,11 @@ impl Unfolding {
         self.ev(e).nodes.iter().map(|n| (n.obj, n.pred))
     }
 
+    /// `e`'s objects with its depth in each one's tree.
+    pub fn depths(&self, e: EventIdx) -> impl Iterator<Item = (ObjIdx, u32)> + '_ {
+        self.ev(e).nodes.iter().map(|n| (n.obj, n.depth))
+    }
+
     fn depth(&self, e: EventIdx, o: ObjIdx) -> u32 {
         self.node(e, o).depth
     }
@@ -453,14 +458,13 @@ impl Unfolding {
             (std::mem::take(&mut slot.frontier), std::mem::take(&mut slot.nodes), std::mem::take(&mut slot.skips));
         let mut merged = std::mem::take(&mut self.scratch_merged);
         frontier.clear();
-        // `top`: the predecessor whose frontier `frontier` is, while it is one's. Most often
-        // one predecessor's history holds the other's (a thread's next event after its own
-        // release of the mutex, or a lock after the releasing thread's event the thread has
-        // already seen: 80% of the two-predecessor events of MPAT and DISP), and then the
-        // frontier is that predecessor's, without a merge.
-        // The predecessors' histories are compatible, so on each object their last events are
-        // comparable, and "`p` ≤ `t`" is "`t`'s history reaches `p`'s depth on `p`'s object": a
-        // depth comparison, no walk up a tree.
+        // `top`: the predecessor (with its object) whose frontier `frontier` is, while it is
+        // one's. Most often one predecessor's history holds the other's (a thread's next event
+        // after its own release of the mutex, or a lock after the releasing thread's event the
+        // thread has already seen: 80% of the two-predecessor events of MPAT and DISP), and then
+        // the frontier is that predecessor's, without a merge. The histories are compatible, so
+        // their last events on an object are comparable, and "`p` ≤ `t`" is "`t`'s history
+        // reaches `p`'s depth on `p`'s object": a depth comparison, no walk up a tree.
         let covers = |t: EventIdx, o: ObjIdx, p: EventIdx| self.last_on(t, o).is_some_and(|l| l == p || self.depth(l, o) >= self.depth(p, o));
         let mut top: Option<(ObjIdx, EventIdx)> = None;
         for (n, (&o, p)) in objects.iter().zip(preds).filter_map(|(o, p)| p.map(|p| (o, p))).enumerate() {
