@@ -27,8 +27,26 @@ fn stress(name: &str, src: &Path) -> Result<(), String> {
     let d = scratch(&format!("enforce_stress/{name}"));
     irs_cc(&d, &["-O2", "-pthread", "-w", "-o", name, src.to_str().unwrap()])?;
     let exe = format!("./{name}");
-    let recorded = (0..100).any(|_| irs_in(&d, &["record", "--out", "ok.trace", "--", &exe]).status.success());
-    if !recorded {
+    // The shortest of a few correct recordings: a busy-waiting program (peterson, dekker) may
+    // record a run with thousands of spin iterations, and 2,000 chaos runs under its prefix,
+    // each delayed at every constrained event, then take half an hour instead of seconds.
+    let mut recorded: Option<u64> = None;
+    let mut correct = 0;
+    for _ in 0..100 {
+        if correct == 5 {
+            break;
+        }
+        if !irs_in(&d, &["record", "--out", "try.trace", "--", &exe]).status.success() {
+            continue;
+        }
+        correct += 1;
+        let len = std::fs::metadata(d.join("try.trace")).map_err(|e| e.to_string())?.len();
+        if recorded.is_none_or(|best| len < best) {
+            std::fs::rename(d.join("try.trace"), d.join("ok.trace")).map_err(|e| e.to_string())?;
+            recorded = Some(len);
+        }
+    }
+    if recorded.is_none() {
         return Err(format!("{name}: no correct run in 100 tries"));
     }
     if !irs_in(&d, &["constrain", "--trace", "ok.trace", "--out", "full.prefix"]).status.success() {
