@@ -64,13 +64,21 @@ impl Extensions {
             if class == ObjClass::Thread {
                 continue;
             }
+            // The walk up `o`'s chain stops at the first event in the history of the thread
+            // predecessor `t0`. The predecessors and `t0` are all in one configuration (`C`), where
+            // the events on `o` form one chain: so `r ≤ t0` iff `r` is not deeper on `o` than
+            // `t0`'s last event there, a depth comparison instead of a causality query, and the
+            // depth drops by one a step.
+            let stop = u.depth_on(t0.and_then(|t| u.last_on(t, o)), o);
             let mut r = preds[slot];
+            let mut depth = u.depth_on(r, o);
             while let Some(rr) = r {
-                if t0.is_some_and(|t| u.le(rr, t)) {
+                if depth <= stop {
                     break;
                 }
                 let q = u.pred(rr, o);
                 r = q;
+                depth -= 1;
                 let free = class == ObjClass::Mutex && mutex_free_after(u, o, q);
                 if kind == EventKind::Lock && !free {
                     continue;
@@ -95,10 +103,10 @@ impl Extensions {
     }
 }
 
-/// The later of two events on `o` known to be comparable.
+/// The later of two events on `o` known to be comparable: the deeper one in `o`'s tree.
 fn deeper(u: &Unfolding, o: ObjIdx, a: Option<EventIdx>, b: Option<EventIdx>) -> Option<EventIdx> {
     match (a, b) {
-        (Some(a), Some(b)) => Some(if u.tree_le(o, a, b) { b } else { a }),
+        (Some(a), Some(b)) => Some(if u.depth_on(Some(a), o) >= u.depth_on(Some(b), o) { a } else { b }),
         (a, None) => a,
         (None, b) => b,
     }

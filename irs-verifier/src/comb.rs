@@ -46,10 +46,14 @@ impl Comb {
         if self.spikes.len() < selected.len() {
             self.spikes.resize_with(selected.len(), Vec::new);
         }
-        for (spike, &d) in self.spikes.iter_mut().zip(selected) {
+        let single = selected.len() == 1;
+        // The newest first: the event just explored (last) is the one whose spike is most
+        // often empty, which ends the search before the others' are scanned. (Each spike keeps
+        // its place, so the search below sees the same order either way.)
+        for (spike, &d) in self.spikes.iter_mut().zip(selected).rev() {
             spike.clear();
             let me = u.thread(d);
-            for (o, p) in u.preds(d) {
+            'objects: for (o, p) in u.preds(d) {
                 if objects.class(o) == ObjClass::Thread {
                     continue;
                 }
@@ -57,6 +61,10 @@ impl Comb {
                     let s = child.event;
                     if fits_own(u, c, child) && !spike.contains(&s) && c.compatible_outside(u, s, Some(child.own)) && sleep.iter().all(|&x| !u.le(x, s)) {
                         spike.push(s);
+                        if single {
+                            // One spike: the search takes its first event.
+                            break 'objects;
+                        }
                     }
                 }
             }
@@ -108,7 +116,9 @@ fn search(u: &Unfolding, spikes: &[Vec<EventIdx>], chosen: &mut Vec<EventIdx>) -
 /// `[e_1] ∪ … ∪ [e_n] \ C`, causes before effects.
 pub fn history_outside(u: &Unfolding, c: &Configuration, tops: &[EventIdx]) -> Vec<EventIdx> {
     let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    // The events outside `C` met so far: a handful (an alternative adds a few events to `C`),
+    // so a list beats a hash set.
+    let mut seen: Vec<EventIdx> = Vec::new();
     // Iterative post-order over immediate predecessors.
     for &top in tops {
         let mut stack = vec![(top, false)];
@@ -117,9 +127,10 @@ pub fn history_outside(u: &Unfolding, c: &Configuration, tops: &[EventIdx]) -> V
                 out.push(e);
                 continue;
             }
-            if !seen.insert(e) || c.contains(e) {
+            if c.contains(e) || seen.contains(&e) {
                 continue;
             }
+            seen.push(e);
             stack.push((e, true));
             for (_, p) in u.preds(e) {
                 if let Some(p) = p {

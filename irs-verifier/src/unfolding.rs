@@ -409,7 +409,12 @@ impl Unfolding {
     }
 
     pub fn find(&self, action: ActionIdx, preds: &[Option<EventIdx>]) -> Option<EventIdx> {
-        let mut at = self.by_key.get(&key_hash(action, preds)).copied();
+        self.find_hashed(key_hash(action, preds), action, preds)
+    }
+
+    /// [`find`](Self::find), given the key's hash.
+    fn find_hashed(&self, hash: u64, action: ActionIdx, preds: &[Option<EventIdx>]) -> Option<EventIdx> {
+        let mut at = self.by_key.get(&hash).copied();
         while let Some(e) = at {
             let ev = self.ev(e);
             if ev.action == action && ev.nodes.iter().map(|n| n.pred).eq(preds.iter().copied()) {
@@ -423,7 +428,8 @@ impl Unfolding {
     /// The event of `action` with these immediate predecessors (parallel to the action's
     /// objects), created if new. The predecessors' histories must be compatible.
     pub fn event(&mut self, action: ActionIdx, preds: &[Option<EventIdx>], kind: EventKind) -> (EventIdx, bool) {
-        if let Some(e) = self.find(action, preds) {
+        let hash = key_hash(action, preds);
+        if let Some(e) = self.find_hashed(hash, action, preds) {
             return (e, false);
         }
         let mut objects = std::mem::take(&mut self.scratch_objs);
@@ -549,7 +555,7 @@ impl Unfolding {
             let child = Child { event: idx, thread, own, own_pred, own_pred_depth, memo: std::cell::Cell::new(NO_MEMO) };
             self.child_list_mut(o, pred).expect("a predecessor is a live event").push(child);
         }
-        let same_hash = self.by_key.insert(key_hash(action, preds), idx);
+        let same_hash = self.by_key.insert(hash, idx);
         let ev = &mut self.events[idx.0 as usize];
         (ev.nodes, ev.skips, ev.frontier) = (nodes, skips, frontier);
         (ev.live, ev.action, ev.kind, ev.same_hash) = (true, action, kind, same_hash);
