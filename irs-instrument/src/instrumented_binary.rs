@@ -26,23 +26,35 @@ fn u64_at(b: &[u8], o: usize) -> Option<u64> {
 
 /// The section names of a little-endian ELF64 file; `None` when it is not one or is malformed.
 pub fn section_names(b: &[u8]) -> Option<Vec<String>> {
-    if b.get(..4)? != b"\x7fELF" || *b.get(4)? != 2 || *b.get(5)? != 1 {
+    names_via(|at, len| b.get(at..at.checked_add(len)?).map(<[u8]>::to_vec))
+}
+
+/// [`section_names`], reading only the parts it needs through `read(offset, length)`: the
+/// header, the section table and the table of names.
+fn names_via(mut read: impl FnMut(usize, usize) -> Option<Vec<u8>>) -> Option<Vec<String>> {
+    let head = read(0, 0x40)?;
+    if head.get(..4)? != b"\x7fELF" || *head.get(4)? != 2 || *head.get(5)? != 1 {
         return None;
     }
-    let shoff = u64_at(b, 0x28)? as usize;
-    let shentsize = u16_at(b, 0x3a)? as usize;
-    let shnum = u16_at(b, 0x3c)? as usize;
-    let shstrndx = u16_at(b, 0x3e)? as usize;
+    let shoff = u64_at(&head, 0x28)? as usize;
+    let shentsize = u16_at(&head, 0x3a)? as usize;
+    let shnum = u16_at(&head, 0x3c)? as usize;
+    let shstrndx = u16_at(&head, 0x3e)? as usize;
     if shentsize < 0x40 || shstrndx >= shnum {
         return None;
     }
-    let sh = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
-    let str_off = u64_at(b, sh(shstrndx)? + 0x18)? as usize;
-    let str_size = u64_at(b, sh(shstrndx)? + 0x20)? as usize;
-    let strtab = b.get(str_off..str_off.checked_add(str_size)?)?;
+    let table = read(shoff, shnum.checked_mul(shentsize)?)?;
+    let sh = |i: usize| i * shentsize;
+    let str_off = u64_at(&table, sh(shstrndx) + 0x18)? as usize;
+    let str_size = u64_at(&table, sh(shstrndx) + 0x20)? as usize;
+    // A table of section names is a few hundred bytes; a size beyond this is a corrupt file.
+    if str_size > 1 << 24 {
+        return None;
+    }
+    let strtab = read(str_off, str_size)?;
     let mut names = Vec::with_capacity(shnum);
     for i in 0..shnum {
-        let name_off = u32_at(b, sh(i)?)? as usize;
+        let name_off = u32_at(&table, sh(i))? as usize;
         let rest = strtab.get(name_off..)?;
         let end = rest.iter().position(|&c| c == 0)?;
         names.push(String::from_utf8_lossy(&rest[..end]).into_owned());
@@ -50,11 +62,21 @@ pub fn section_names(b: &[u8]) -> Option<Vec<String>> {
     Some(names)
 }
 
-/// Ok when `path` is an ELF file with irs instrumentation in it.
+/// Ok when `path` is an ELF file with irs instrumentation in it (only its headers are read).
 pub fn check(path: &Path) -> Result<(), ProbeError> {
+    use std::os::unix::fs::FileExt;
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ProbeError::Read(p.clone(), e.to_string()))?;
-    let names = section_names(&bytes).ok_or_else(|| ProbeError::NotElf(p.clone()))?;
+    let file = std::fs::File::open(path).map_err(|e| ProbeError::Read(p.clone(), e.to_string()))?;
+    let len = file.metadata().map_err(|e| ProbeError::Read(p.clone(), e.to_string()))?.len();
+    let read = |at: usize, n: usize| {
+        if (at as u64).checked_add(n as u64)? > len {
+            return None;
+        }
+        let mut buf = vec![0u8; n];
+        file.read_exact_at(&mut buf, at as u64).ok()?;
+        Some(buf)
+    };
+    let names = names_via(read).ok_or_else(|| ProbeError::NotElf(p.clone()))?;
     if names.iter().any(|n| n == MODULE_SECTION) {
         Ok(())
     } else {
@@ -76,5 +98,14 @@ mod tests {
         let mut truncated = std::fs::read(&me).unwrap();
         truncated.truncate(100);
         assert_eq!(section_names(&truncated), None);
+        let dir = std::env::temp_dir().join(format!("irs-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (short, script) = (dir.join("truncated"), dir.join("script"));
+        std::fs::write(&short, &truncated).unwrap();
+        std::fs::write(&script, b"#!/bin/sh\necho hi\n").unwrap();
+        assert!(matches!(check(&short), Err(ProbeError::NotElf(_))));
+        assert!(matches!(check(&script), Err(ProbeError::NotElf(_))));
+        assert!(matches!(check(&dir.join("missing")), Err(ProbeError::Read(..))));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

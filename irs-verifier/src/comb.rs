@@ -33,6 +33,9 @@ use crate::unfolding::{Child, EventIdx, Unfolding};
 pub struct Comb {
     spikes: Vec<Vec<EventIdx>>,
     chosen: Vec<EventIdx>,
+    /// Scratch of [`history_outside`] (reused: it runs for every alternative found).
+    seen: Vec<EventIdx>,
+    stack: Vec<(EventIdx, bool)>,
 }
 
 impl Comb {
@@ -79,7 +82,7 @@ impl Comb {
         if !search(u, spikes, &mut self.chosen) {
             return None;
         }
-        Some(history_outside(u, c, &self.chosen))
+        Some(history_outside(u, c, &self.chosen, &mut self.seen, &mut self.stack))
     }
 }
 
@@ -114,14 +117,16 @@ fn search(u: &Unfolding, spikes: &[Vec<EventIdx>], chosen: &mut Vec<EventIdx>) -
 }
 
 /// `[e_1] ∪ … ∪ [e_n] \ C`, causes before effects.
-pub fn history_outside(u: &Unfolding, c: &Configuration, tops: &[EventIdx]) -> Vec<EventIdx> {
+/// `seen` and `stack` are scratch.
+pub fn history_outside(u: &Unfolding, c: &Configuration, tops: &[EventIdx], seen: &mut Vec<EventIdx>, stack: &mut Vec<(EventIdx, bool)>) -> Vec<EventIdx> {
     let mut out = Vec::new();
     // The events outside `C` met so far: a handful (an alternative adds a few events to `C`),
     // so a list beats a hash set.
-    let mut seen: Vec<EventIdx> = Vec::new();
+    seen.clear();
     // Iterative post-order over immediate predecessors.
     for &top in tops {
-        let mut stack = vec![(top, false)];
+        stack.clear();
+        stack.push((top, false));
         while let Some((e, expanded)) = stack.pop() {
             if expanded {
                 out.push(e);

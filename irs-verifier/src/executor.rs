@@ -138,6 +138,8 @@ pub struct Executor {
     /// Emptied vectors of executions the caller is done with (see [`Executor::recycle`]).
     spare: explore_buffer::Execution,
     spare_enabled: Vec<Vec<shared_proto::PendingOp>>,
+    /// The last on-demand reader's index of the enabled lists (reused: one entry a step).
+    spare_at: Vec<(u32, u32)>,
 }
 
 /// Enabled lists kept for reuse at most (a few runs' worth).
@@ -290,7 +292,7 @@ impl Executor {
         let buffer = std::sync::Arc::new(buffer);
         let sites = std::sync::Arc::new(hello.sites.clone());
         let globals = std::sync::Arc::new(hello.globals.clone());
-        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false, spare: Default::default(), spare_enabled: Vec::new() })
+        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false, spare: Default::default(), spare_enabled: Vec::new(), spare_at: Vec::new() })
     }
 
     pub fn hello(&self) -> &Hello {
@@ -432,7 +434,7 @@ impl Executor {
         self.in_flight = true;
         let wait = self.spin.begin();
         let reader = if on_demand { explore_buffer::Reader::on_demand() } else { explore_buffer::Reader::default() };
-        let reader = reader.reusing(std::mem::take(&mut self.spare_enabled));
+        let reader = reader.reusing(std::mem::take(&mut self.spare_enabled), std::mem::take(&mut self.spare_at));
         Ok(RunInFlight { buffer: self.buffer.clone(), reader, raw: std::mem::take(&mut self.spare), started, wait, response: None })
     }
 
@@ -495,7 +497,7 @@ impl Executor {
         while !self.progress(&mut run)? {}
         let resp = run.response.take().expect("ended");
         let RunInFlight { reader, raw, started, .. } = run;
-        self.spare_enabled = reader.into_pool();
+        (self.spare_enabled, self.spare_at) = reader.into_pool();
         self.execution(resp, raw, started, self.options.timeout.as_millis() as u64)
     }
 

@@ -43,6 +43,7 @@ impl RunThreads {
     /// Name the threads of `threads` (the run's table so far, in creation order: a parent
     /// before its children, as the buffer guarantees) not named yet.
     pub fn update(&mut self, names: &mut ThreadNames, threads: &[ThreadInfo]) {
+        self.stable.reserve(threads.len().saturating_sub(self.stable.len()));
         for info in threads.iter().skip(self.stable.len()) {
             let parent = info.parent.map(|p| self.stable(p));
             self.stable.push(names.intern(parent, info.nth_child));

@@ -520,15 +520,20 @@ impl Reader {
     }
 
     /// Take the enabled lists' vectors from `pool` (emptied ones of an earlier execution)
-    /// instead of allocating them.
-    pub fn reusing(mut self, pool: Vec<Vec<PendingOp>>) -> Reader {
+    /// instead of allocating them, and an on-demand reader's index of them from `at`.
+    pub fn reusing(mut self, pool: Vec<Vec<PendingOp>>, mut at: Vec<(u32, u32)>) -> Reader {
         self.pool = pool;
+        if let Some(v) = &mut self.on_demand {
+            at.clear();
+            *v = at;
+        }
         self
     }
 
-    /// What is left of the pool.
-    pub fn into_pool(self) -> Vec<Vec<PendingOp>> {
-        self.pool
+    /// What is left of the pool, and the index of an on-demand reader (to pass to the next
+    /// reader's [`reusing`](Self::reusing)).
+    pub fn into_pool(self) -> (Vec<Vec<PendingOp>>, Vec<(u32, u32)>) {
+        (self.pool, self.on_demand.unwrap_or_default())
     }
 
     /// The capacities, once the child has set the header up (checked then, once).
