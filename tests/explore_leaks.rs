@@ -102,13 +102,22 @@ fn interrupting_irs_leaves_no_process_behind() {
     std::fs::write(dir.join("hang.c"), "#include <pthread.h>\nvoid *t(void *a) { for (volatile long i = 0;; i++) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n").unwrap();
     irs_cc(&dir, &["-O1", "-pthread", "-o", "hang", "hang.c"]).unwrap();
     for sig in [libc::SIGINT, libc::SIGKILL] {
-        let mut irs_proc = std::process::Command::new(irs())
-            .args(["explore", "--random", "100", "--timeout", "60", "--"])
+        let mut cmd = std::process::Command::new(irs());
+        cmd.args(["explore", "--random", "100", "--timeout", "60", "--"])
             .arg(dir.join("hang"))
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(std::process::Stdio::null());
+        // A test run started in the background by a shell without job control inherits SIGINT
+        // ignored (and irs, as any program, keeps it so): give irs the disposition a terminal's
+        // ^C meets.
+        // SAFETY: between fork and exec, `signal` is async-signal-safe and touches only the child.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut irs_proc = cmd.spawn().unwrap();
         let pid = irs_proc.id();
         // Wait until the server and an execution run.
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
