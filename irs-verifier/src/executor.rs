@@ -434,7 +434,8 @@ impl Executor {
         self.in_flight = true;
         let wait = self.spin.begin();
         let reader = if on_demand { explore_buffer::Reader::on_demand() } else { explore_buffer::Reader::default() };
-        let reader = reader.reusing(std::mem::take(&mut self.spare_enabled), std::mem::take(&mut self.spare_at));
+        let at = if on_demand { std::mem::take(&mut self.spare_at) } else { Vec::new() };
+        let reader = reader.reusing(std::mem::take(&mut self.spare_enabled), at);
         Ok(RunInFlight { buffer: self.buffer.clone(), reader, raw: std::mem::take(&mut self.spare), started, wait, response: None })
     }
 
@@ -497,7 +498,11 @@ impl Executor {
         while !self.progress(&mut run)? {}
         let resp = run.response.take().expect("ended");
         let RunInFlight { reader, raw, started, .. } = run;
-        (self.spare_enabled, self.spare_at) = reader.into_pool();
+        let (enabled, at) = reader.into_pool();
+        self.spare_enabled = enabled;
+        if let Some(at) = at {
+            self.spare_at = at;
+        }
         self.execution(resp, raw, started, self.options.timeout.as_millis() as u64)
     }
 

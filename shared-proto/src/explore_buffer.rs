@@ -520,7 +520,8 @@ impl Reader {
     }
 
     /// Take the enabled lists' vectors from `pool` (emptied ones of an earlier execution)
-    /// instead of allocating them, and an on-demand reader's index of them from `at`.
+    /// instead of allocating them, and an on-demand reader's index of them from `at` (another
+    /// reader ignores it).
     pub fn reusing(mut self, pool: Vec<Vec<PendingOp>>, mut at: Vec<(u32, u32)>) -> Reader {
         self.pool = pool;
         if let Some(v) = &mut self.on_demand {
@@ -530,10 +531,10 @@ impl Reader {
         self
     }
 
-    /// What is left of the pool, and the index of an on-demand reader (to pass to the next
+    /// What is left of the pool, and an on-demand reader's index (to pass to the next
     /// reader's [`reusing`](Self::reusing)).
-    pub fn into_pool(self) -> (Vec<Vec<PendingOp>>, Vec<(u32, u32)>) {
-        (self.pool, self.on_demand.unwrap_or_default())
+    pub fn into_pool(self) -> (Vec<Vec<PendingOp>>, Option<Vec<(u32, u32)>>) {
+        (self.pool, self.on_demand)
     }
 
     /// The capacities, once the child has set the header up (checked then, once).
