@@ -128,7 +128,7 @@ enum Command {
         #[arg(long)]
         schedules_out: Option<PathBuf>,
         /// Skip-pointer step of the unfolding's object trees.
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, default_value_t = irs_verifier::qpor::DEFAULT_SKIP_STEP, value_parser = clap::value_parser!(u32).range(1..))]
         skip_step: u32,
         /// Start runs from paused executions (snapshots) at every backtracking point with more
         /// than one alternative at least STEPS deeper than the last one, instead of where they

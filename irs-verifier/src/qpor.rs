@@ -30,6 +30,8 @@ use shared_proto::{Event, EventKind, Outcome, PendingOp, Step, ThreadId, ThreadI
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+/// The skip-pointer step of the object trees (see `unfolding`).
+pub const DEFAULT_SKIP_STEP: u32 = 4;
 /// `U` is pruned from this many events on.
 pub const DEFAULT_PRUNE_AT: usize = 2048;
 /// Paused executions kept at once (each is a process).
@@ -75,7 +77,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: 2, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
     }
 }
 
