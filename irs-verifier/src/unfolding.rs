@@ -98,34 +98,45 @@ pub struct Child {
     pub own: ObjIdx,
     pub own_pred: Option<EventIdx>,
     pub own_pred_depth: u32,
-    /// The last answer to "does the thread's predecessor descend from `x`": `x`, its depth in
-    /// the thread's tree and the answer (`u64::MAX`: none yet; reset when `U` is pruned, as
-    /// slots are reused). The comb asks it at every node it backtracks over, about the thread's
-    /// last event in the configuration.
+    /// The thread predecessor's ancestor at some depth, found by the last descent test (see
+    /// [`Child::pred_descends_from`]): that ancestor in the high half, the depth in the low half
+    /// (`u64::MAX`: none yet). It is in the event's history, so it is live as long as the entry
+    /// is (a prune keeps histories whole), and it stays right whatever `C` becomes.
     memo: std::cell::Cell<u64>,
 }
 
 const NO_MEMO: u64 = u64::MAX;
 
 impl Child {
-    /// Whether `x`, the thread's last event in the configuration `C` (at depth `x_depth` in
-    /// the thread's tree), is an ancestor-or-self of the thread predecessor. The answer for
-    /// the last `x` asked is remembered, and serves for another `x` too while that one is still
-    /// in `C`: two events of one thread in `C` are on one chain, so a predecessor that descends
-    /// from the deeper one descends from the other, and one that does not descend from the
-    /// shallower one does not descend from the other.
+    /// Whether `x`, the last event in the configuration `C` on the thread's own object (at
+    /// depth `x_depth` in its tree), is an ancestor-or-self of the thread predecessor. The comb
+    /// asks it at every node it backtracks over, for every candidate whose predecessor is deeper
+    /// than `x`: most are answered from the remembered ancestor `a` at depth `d`, without a walk.
+    /// `C`'s events on the object form one chain, ending at `x`. So at `x_depth = d` the answer
+    /// is `a == x`; above `d` it is yes only if `a ∈ C` (else `x`'s ancestor at `d`, in `C`, is
+    /// not `a`), and then a walk from the predecessor decides; below `d`, `a ∉ C` (else `C`
+    /// would reach deeper than `x`) and the walk starts from `a`, which is nearer.
     pub fn pred_descends_from(&self, u: &Unfolding, x: EventIdx, x_depth: u32, in_c: impl Fn(EventIdx) -> bool) -> bool {
+        let Some(p) = self.own_pred else { return false };
+        if x_depth >= self.own_pred_depth {
+            return x == p;
+        }
+        let mut from = p;
         let m = self.memo.get();
         if m != NO_MEMO {
-            let (mx, m_depth, ok) = (EventIdx((m >> 32) as u32), ((m >> 1) & 0x7fff_ffff) as u32, m & 1 == 1);
-            if mx == x || (in_c(mx) && if ok { x_depth <= m_depth } else { x_depth >= m_depth }) {
-                return ok;
+            let (a, d) = (EventIdx((m >> 32) as u32), m as u32);
+            if x_depth == d {
+                return a == x;
+            }
+            if x_depth < d {
+                from = a;
+            } else if !in_c(a) {
+                return false;
             }
         }
-        let ok = self.own_pred.is_some_and(|p| u.tree_le(self.own, x, p));
-        debug_assert!(x_depth <= 0x7fff_ffff);
-        self.memo.set(((x.0 as u64) << 32) | ((x_depth as u64) << 1) | ok as u64);
-        ok
+        let up = u.ancestor_at(self.own, from, x_depth);
+        self.memo.set(((up.0 as u64) << 32) | x_depth as u64);
+        up == x
     }
 }
 
@@ -602,8 +613,6 @@ impl Unfolding {
             }
             for n in ev.nodes.iter_mut() {
                 n.children.retain(|c| kept(c.event));
-                // The memos may name events whose slots will be reused.
-                n.children.iter().for_each(|c| c.memo.set(NO_MEMO));
             }
             preds.clear();
             preds.extend(ev.nodes.iter().map(|n| n.pred));
@@ -612,7 +621,6 @@ impl Unfolding {
         self.scratch_preds = preds;
         for v in self.roots.iter_mut() {
             v.retain(|c| kept(c.event));
-            v.iter().for_each(|c| c.memo.set(NO_MEMO));
         }
     }
 
@@ -806,6 +814,63 @@ mod tests {
             }
         }
         assert!(pruned > 500, "{pruned} events pruned");
+    }
+
+    /// The descent test with its remembered ancestor against the tree itself: random runs of 3
+    /// threads over shared words make thread 0's tree branch; each of thread 0's entries in a
+    /// word's child list is asked about random events `x` of that tree in turn (`C` being the
+    /// chain up to `x`), so that every way of using the memo is taken.
+    #[test]
+    fn descent_test_agrees_with_the_tree() {
+        let mut u = Unfolding::new(2);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut thread0 = Vec::new();
+        for _run in 0..60 {
+            let mut last: std::collections::HashMap<u32, EventIdx> = Default::default();
+            for _ in 0..14 {
+                let t = next(3) as u32;
+                let objs = [t, 10 + next(2) as u32];
+                let a = act(&mut u, t, &objs);
+                let preds: Vec<Option<EventIdx>> = u.actions(a).objects.iter().map(|o| last.get(&o.0).copied()).collect();
+                let (e, new) = u.event(a, &preds, EventKind::Lock);
+                if new && t == 0 {
+                    thread0.push(e);
+                }
+                for o in &objs {
+                    last.insert(*o, e);
+                }
+            }
+        }
+        let own = ObjIdx(0);
+        let entries: Vec<&Child> = thread0
+            .iter()
+            .flat_map(|&e| u.preds(e).filter(|&(o, _)| o != own).map(move |(o, p)| (e, o, p)))
+            .flat_map(|(e, o, p)| u.children_of_others(o, p, StableThread(99)).filter(move |c| c.event == e))
+            .collect();
+        assert!(thread0.len() > 100 && entries.len() == thread0.len(), "{} events, {} entries", thread0.len(), entries.len());
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..20_000 {
+            let c = entries[next(entries.len() as u64) as usize];
+            let x = match c.own_pred {
+                // Half the time one of the predecessor's ancestors (or a sibling's child).
+                Some(p) if next(2) == 0 => {
+                    let a = u.ancestor_at(own, p, 1 + next(u.depth(p, own) as u64) as u32);
+                    u.children(own, Some(a)).nth(next(2) as usize).unwrap_or(a)
+                }
+                _ => thread0[next(thread0.len() as u64) as usize],
+            };
+            let expected = c.own_pred.is_some_and(|p| u.tree_le(own, x, p));
+            let got = c.pred_descends_from(&u, x, u.depth(x, own), |e| u.tree_le(own, e, x));
+            assert_eq!(got, expected, "does the predecessor of {:?} descend from {x:?}", c.event);
+            (yes, no) = (yes + usize::from(got), no + usize::from(!got));
+        }
+        assert!(yes > 1000 && no > 1000, "{yes} yes, {no} no");
     }
 
     #[test]
