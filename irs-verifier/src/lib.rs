@@ -10,5 +10,6 @@ pub mod fx_hash;
 pub mod object_table;
 pub mod qpor;
 pub mod schedule;
+pub mod sibling_marks;
 pub mod thread_names;
 pub mod unfolding;

@@ -18,6 +18,7 @@
 
 use crate::cex;
 use crate::comb;
+use crate::sibling_marks::SiblingMarks;
 use crate::configuration::Configuration;
 use crate::executor::{ExecError, Execution, Executor, RunInFlight, Snapshot, SnapshotResult};
 use std::borrow::Cow;
@@ -163,6 +164,8 @@ struct Node {
     sleep: Vec<EventIdx>,
     /// `stats.runs` when the node was entered: the runs since explored its subtree.
     runs_at: u64,
+    /// What the prunes since the node was entered found at it.
+    marks: Option<SiblingMarks>,
 }
 
 enum Leaf {
@@ -770,7 +773,7 @@ impl<'a> Verifier<'a> {
                 w.leaf = Some(leaf);
                 return Ok(());
             }
-            self.path.push(Node { event: e, tid: step.chosen, sleep: w.sleep.clone(), runs_at: self.stats.runs });
+            self.path.push(Node { event: e, tid: step.chosen, sleep: w.sleep.clone(), runs_at: self.stats.runs, marks: None });
             self.c.push(&self.u, e);
             self.extensions.of_event(&mut self.u, &self.objects, e, own);
             if !w.sleep.is_empty() {
@@ -814,20 +817,9 @@ impl<'a> Verifier<'a> {
         // `C` up to there, so a sibling in conflict with that prefix never serves (the comb
         // skips it) and is not kept. (The paper keeps every immediate conflict; this keeps those
         // the comb can still use, which is what bounds the siblings it searches.)
-        let mut anchors: Vec<(usize, EventIdx)> = Vec::new();
+        // The siblings found at a node are remembered while it stays on the path (its prefix
+        // does not change; see `sibling_marks`).
         let mut seen: std::collections::HashSet<EventIdx> = std::collections::HashSet::new();
-        for (level, n) in self.path.iter().enumerate() {
-            for &d in n.sleep.iter().chain(std::iter::once(&n.event)) {
-                if seen.insert(d) {
-                    anchors.push((level, d));
-                }
-            }
-        }
-        for &d in &w.sleep {
-            if seen.insert(d) {
-                anchors.push((self.path.len(), d));
-            }
-        }
         let mut keep = vec![false; self.u.capacity()];
         let mut stack: Vec<EventIdx> = Vec::new();
         let mark = |x: EventIdx, keep: &mut Vec<bool>, stack: &mut Vec<EventIdx>| {
@@ -837,23 +829,24 @@ impl<'a> Verifier<'a> {
             }
         };
         let mut prefix = Configuration::default();
-        let mut next = 0;
-        for &(level, a) in &anchors {
-            while next < level {
-                prefix.push(&self.u, self.path[next].event);
-                next += 1;
+        let mut anchors = Vec::new();
+        for level in 0..=self.path.len() {
+            anchors.clear();
+            let node = self.path.get_mut(level);
+            let candidates = node.as_ref().map_or(&w.sleep[..], |n| &n.sleep[..]).iter().chain(node.as_ref().map(|n| &n.event));
+            anchors.extend(candidates.copied().filter(|&d| seen.insert(d)));
+            for &a in &anchors {
+                mark(a, &mut keep, &mut stack);
             }
-            mark(a, &mut keep, &mut stack);
-            let me = self.u.thread(a);
-            for (o, p) in self.u.preds(a) {
-                if self.objects.class(o) == crate::object_table::ObjClass::Thread {
-                    continue;
-                }
-                for s in self.u.children_of_others(o, p, me) {
-                    if prefix.compatible_outside(&self.u, s.event, None) {
-                        mark(s.event, &mut keep, &mut stack);
-                    }
-                }
+            let (u, objects) = (&self.u, &self.objects);
+            let mut fresh = None;
+            let marks = match node {
+                Some(n) => n.marks.get_or_insert_with(|| SiblingMarks::new(u, objects, &anchors)),
+                None => fresh.insert(SiblingMarks::new(u, objects, &anchors)),
+            };
+            marks.scan(u, &prefix, |s| mark(s, &mut keep, &mut stack));
+            if let Some(n) = self.path.get(level) {
+                prefix.push(&self.u, n.event);
             }
         }
         for &j in &w.follow {
@@ -869,6 +862,9 @@ impl<'a> Verifier<'a> {
         }
         self.refresh_stats();
         self.u.retain(&keep);
+        for m in self.path.iter_mut().filter_map(|n| n.marks.as_mut()) {
+            m.pruned(&self.u);
+        }
         self.last_prune_live = self.u.live();
     }
 }

@@ -402,6 +402,12 @@ impl Unfolding {
         self.child_list(o, pred).iter().filter(move |c| c.thread != thread)
     }
 
+    /// The entries of the events whose predecessor on `o` is `pred` (a live event), oldest first;
+    /// new ones are appended, and only a prune removes any.
+    pub fn child_entries(&self, o: ObjIdx, pred: Option<EventIdx>) -> &[Child] {
+        self.child_list(o, pred)
+    }
+
     fn child_list(&self, o: ObjIdx, pred: Option<EventIdx>) -> &[Child] {
         match pred {
             None => self.roots.get(o.0 as usize).map_or(&[], |v| v.as_slice()),
