@@ -78,6 +78,20 @@ fn fig1_is_optimal_from_k2_and_sleep_set_blocked_at_k1() {
     }
 }
 
+/// Pruning `U` as often as every 64 new events on a program of thousands of traces whose `U`
+/// has long branches of sibling histories (the job dispatcher of `benchmarks/qpor`, 5 jobs, 3
+/// workers): optimal mode still runs each trace once with no SSB. A prune that lost part of a
+/// kept event's history would trip the unfolding's closure check.
+#[test]
+fn frequent_pruning_keeps_optimal_exploration_exact() {
+    let d = scratch("verify_cli/prune");
+    let src = std::fs::read_to_string(repo().join("benchmarks/qpor/disp.c")).unwrap();
+    let prog = build(&d, "disp53", &src, &["-DJOBS=5", "-DWORKERS=3", "-DRESOURCES=2"]);
+    let j = json(&verify(&d, &["--optimal", "--prune-at", "64", "--json"], &prog));
+    assert_eq!((j["traces"].as_u64(), j["ssb"].as_u64(), j["verdict"].as_str()), (Some(4494), Some(0), Some("safe")), "{j}");
+    assert!(j["events_peak"].as_u64().unwrap() < 4_000, "pruned: {j}");
+}
+
 #[test]
 fn limits_make_the_verdict_incomplete() {
     let d = scratch("verify_cli/limits");

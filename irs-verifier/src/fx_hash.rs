@@ -58,6 +58,7 @@ impl Hasher for FxHasher {
 
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+pub type FxHashSet<K> = std::collections::HashSet<K, FxBuild>;
 
 /// A map whose keys are already hashes: the hasher passes the `u64` through.
 #[derive(Clone, Copy, Default)]

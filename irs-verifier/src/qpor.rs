@@ -844,7 +844,8 @@ impl<'a> Verifier<'a> {
                 Some(n) => n.marks.get_or_insert_with(|| SiblingMarks::new(u, objects, &anchors)),
                 None => fresh.insert(SiblingMarks::new(u, objects, &anchors)),
             };
-            marks.scan(u, &prefix, |s| mark(s, &mut keep, &mut stack));
+            // Closed under causality with the prefix, which is marked already: no walk up.
+            marks.scan(u, &prefix, |x| keep[x.0 as usize] = true);
             if let Some(n) = self.path.get(level) {
                 prefix.push(&self.u, n.event);
             }

@@ -623,6 +623,9 @@ impl Unfolding {
             }
             let ev = &mut self.events[i];
             for n in ev.nodes.iter_mut() {
+                // Cheap here (the node is being read anyway), and a prune that kept an event
+                // without its history would leave it pointing into reused slots.
+                assert!(n.pred.is_none_or(kept), "a pruned unfolding is closed under causality");
                 n.children.retain(|c| kept(c.event));
             }
             preds.clear();
