@@ -322,6 +322,19 @@ fn main() -> ExitCode {
     // other Unix tools, instead of failing a print.
     // SAFETY: restoring the default action of SIGPIPE before anything else runs.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // A bug in irs (an internal invariant broken) is reported on one line and exits 101, not
+    // with Rust's panic message and backtrace hint, or an abort; RUST_BACKTRACE set keeps the
+    // full report.
+    if std::env::var_os("RUST_BACKTRACE").is_none() {
+        std::panic::set_hook(Box::new(|info| {
+            let payload = info.payload();
+            let msg = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned());
+            let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            eprintln!("irs: internal error (a bug in irs): {}{at}", msg.as_deref().unwrap_or("a panic"));
+            // Release builds abort on a panic (a signal, maybe a core file): exit instead.
+            std::process::exit(101);
+        }));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => e.exit(),
