@@ -653,6 +653,44 @@ mod tests {
         u.action(Action { thread: StableThread(t), own: ObjIdx(t), site: None, kind: EventKind::Lock, objects: objects.into() })
     }
 
+    /// A xorshift generator: the tests' runs are random, and the same every time.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// One random run of `steps` events hash-consed into `u`: each by one of 3 threads (objects
+    /// 0–2) on its own object and one of `words` shared words (objects 10, 11, …), with
+    /// `two_words` a second word one time in three. The events, each with whether it was new.
+    fn random_run(u: &mut Unfolding, rng: &mut Rng, steps: usize, words: u64, two_words: bool) -> Vec<(EventIdx, bool)> {
+        let mut last: std::collections::HashMap<u32, EventIdx> = Default::default();
+        let mut made = Vec::new();
+        for _ in 0..steps {
+            let t = rng.below(3) as u32;
+            let mut objs = vec![t, 10 + rng.below(words) as u32];
+            if two_words && rng.below(3) == 0 {
+                objs.push(10 + rng.below(words) as u32);
+            }
+            objs.sort();
+            objs.dedup();
+            let a = act(u, t, &objs);
+            let preds: Vec<Option<EventIdx>> = u.actions(a).objects.iter().map(|o| last.get(&o.0).copied()).collect();
+            let (e, new) = u.event(a, &preds, EventKind::Lock);
+            assert_eq!(u.find(a, &preds), Some(e));
+            for o in &objs {
+                last.insert(*o, e);
+            }
+            made.push((e, new));
+        }
+        made
+    }
+
     /// Two threads (objects 0 and 1) write one word (object 9) in either order.
     #[test]
     fn causality_and_conflict_on_a_shared_word() {
@@ -712,32 +750,10 @@ mod tests {
     #[test]
     fn frontiers_are_the_last_events_of_histories() {
         let mut u = Unfolding::new(2);
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let mut all = Vec::new();
         for _run in 0..40 {
-            let mut last: std::collections::HashMap<u32, EventIdx> = Default::default();
-            for _ in 0..12 {
-                let t = next(3) as u32;
-                let mut objs = vec![t, 10 + next(4) as u32];
-                if next(3) == 0 {
-                    objs.push(10 + next(4) as u32);
-                }
-                objs.sort();
-                objs.dedup();
-                let a = act(&mut u, t, &objs);
-                let preds: Vec<Option<EventIdx>> = u.actions(a).objects.iter().map(|o| last.get(&o.0).copied()).collect();
-                let (e, _) = u.event(a, &preds, EventKind::Lock);
-                for o in &objs {
-                    last.insert(*o, e);
-                }
-                all.push(e);
-            }
+            all.extend(random_run(&mut u, &mut rng, 12, 4, true).into_iter().map(|(e, _)| e));
         }
         let (mut dominated, mut merged) = (0, 0);
         for &e in &all {
@@ -775,34 +791,15 @@ mod tests {
     #[test]
     fn retain_keeps_the_index_and_child_lists_of_the_survivors() {
         let mut u = Unfolding::new(2);
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut pruned = 0;
         for _round in 0..12 {
             for _run in 0..15 {
-                let mut last: std::collections::HashMap<u32, EventIdx> = Default::default();
-                for _ in 0..10 {
-                    let t = next(3) as u32;
-                    let mut objs = vec![t, 10 + next(3) as u32];
-                    objs.sort();
-                    objs.dedup();
-                    let a = act(&mut u, t, &objs);
-                    let preds: Vec<Option<EventIdx>> = u.actions(a).objects.iter().map(|o| last.get(&o.0).copied()).collect();
-                    let (e, _) = u.event(a, &preds, EventKind::Lock);
-                    assert_eq!(u.find(a, &preds), Some(e));
-                    for o in &objs {
-                        last.insert(*o, e);
-                    }
-                }
+                random_run(&mut u, &mut rng, 10, 3, false);
             }
             let live: Vec<EventIdx> = u.all().collect();
             let mut keep = vec![false; u.capacity()];
-            let mut stack: Vec<EventIdx> = live.iter().copied().filter(|_| next(3) == 0).collect();
+            let mut stack: Vec<EventIdx> = live.iter().copied().filter(|_| rng.below(3) == 0).collect();
             while let Some(x) = stack.pop() {
                 if !std::mem::replace(&mut keep[x.0 as usize], true) {
                     stack.extend(u.preds(x).filter_map(|(_, p)| p));
@@ -837,29 +834,11 @@ mod tests {
     #[test]
     fn descent_test_agrees_with_the_tree() {
         let mut u = Unfolding::new(2);
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let mut thread0 = Vec::new();
         for _run in 0..60 {
-            let mut last: std::collections::HashMap<u32, EventIdx> = Default::default();
-            for _ in 0..14 {
-                let t = next(3) as u32;
-                let objs = [t, 10 + next(2) as u32];
-                let a = act(&mut u, t, &objs);
-                let preds: Vec<Option<EventIdx>> = u.actions(a).objects.iter().map(|o| last.get(&o.0).copied()).collect();
-                let (e, new) = u.event(a, &preds, EventKind::Lock);
-                if new && t == 0 {
-                    thread0.push(e);
-                }
-                for o in &objs {
-                    last.insert(*o, e);
-                }
-            }
+            let made = random_run(&mut u, &mut rng, 14, 2, false);
+            thread0.extend(made.into_iter().filter(|&(e, new)| new && u.thread(e) == StableThread(0)).map(|(e, _)| e));
         }
         let own = ObjIdx(0);
         let entries: Vec<&Child> = thread0
@@ -870,14 +849,14 @@ mod tests {
         assert!(thread0.len() > 100 && entries.len() == thread0.len(), "{} events, {} entries", thread0.len(), entries.len());
         let (mut yes, mut no) = (0, 0);
         for _ in 0..20_000 {
-            let c = entries[next(entries.len() as u64) as usize];
+            let c = entries[rng.below(entries.len() as u64) as usize];
             let x = match c.own_pred {
                 // Half the time one of the predecessor's ancestors (or a sibling's child).
-                Some(p) if next(2) == 0 => {
-                    let a = u.ancestor_at(own, p, 1 + next(u.depth(p, own) as u64) as u32);
-                    u.children(own, Some(a)).nth(next(2) as usize).unwrap_or(a)
+                Some(p) if rng.below(2) == 0 => {
+                    let a = u.ancestor_at(own, p, 1 + rng.below(u.depth(p, own) as u64) as u32);
+                    u.children(own, Some(a)).nth(rng.below(2) as usize).unwrap_or(a)
                 }
-                _ => thread0[next(thread0.len() as u64) as usize],
+                _ => thread0[rng.below(thread0.len() as u64) as usize],
             };
             let expected = c.own_pred.is_some_and(|p| u.tree_le(own, x, p));
             let got = c.pred_descends_from(&u, x, u.depth(x, own), |e| u.tree_le(own, e, x));
