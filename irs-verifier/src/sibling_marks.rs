@@ -27,11 +27,10 @@ pub struct SiblingMarks {
     /// object, the predecessor, the anchor's thread (whose own siblings are not looked at, see
     /// `comb`) and how many entries have been looked at.
     lists: Vec<(ObjIdx, Option<EventIdx>, StableThread, usize)>,
-    /// The siblings found compatible with the prefix.
-    siblings: Vec<EventIdx>,
-    /// The events of their histories outside the prefix, as a list and as a set.
-    history: Vec<EventIdx>,
-    in_history: FxHashSet<EventIdx>,
+    /// The siblings found compatible with the prefix and their histories outside it (the
+    /// siblings themselves are outside it: in conflict with an anchor, which the prefix has or
+    /// is compatible with).
+    history: FxHashSet<EventIdx>,
 }
 
 impl SiblingMarks {
@@ -42,7 +41,7 @@ impl SiblingMarks {
             let me = u.thread(a);
             lists.extend(u.preds(a).filter(|&(o, _)| objects.class(o) != ObjClass::Thread).map(|(o, p)| (o, p, me, 0)));
         }
-        SiblingMarks { lists, siblings: Vec::new(), history: Vec::new(), in_history: FxHashSet::default() }
+        SiblingMarks { lists, history: FxHashSet::default() }
     }
 
     /// The siblings compatible with `prefix` (the path above the node) with their histories
@@ -50,22 +49,17 @@ impl SiblingMarks {
     /// the entries added to the lists since. The events given are closed under causality but
     /// for `prefix`'s.
     pub fn scan(&mut self, u: &Unfolding, prefix: &Configuration, mut mark: impl FnMut(EventIdx)) {
-        let known = self.siblings.len();
+        let mut stack = Vec::new();
         for (o, p, me, seen) in self.lists.iter_mut() {
             let list = u.child_entries(*o, *p);
-            for c in &list[*seen..] {
-                if c.thread != *me && prefix.compatible_outside(u, c.event, None) {
-                    self.siblings.push(c.event);
-                }
-            }
+            stack.extend(list[*seen..].iter().filter(|c| c.thread != *me && prefix.compatible_outside(u, c.event, None)).map(|c| c.event));
             *seen = list.len();
         }
-        let mut stack = self.siblings[known..].to_vec();
+        // The new siblings' histories, up to the prefix or what is known already.
         while let Some(x) = stack.pop() {
-            if prefix.contains(x) || !self.in_history.insert(x) {
+            if prefix.contains(x) || !self.history.insert(x) {
                 continue;
             }
-            self.history.push(x);
             stack.extend(u.preds(x).filter_map(|(_, p)| p));
         }
         self.history.iter().for_each(|&x| mark(x));
