@@ -504,6 +504,13 @@ fn main() -> ExitCode {
                         s.snapshots,
                         o.peak_rss_kb / 1024
                     );
+                    let share = |micros: u64| 100.0 * micros as f64 / 1e6 / secs.max(1e-9);
+                    println!(
+                        "the program waiting for the verifier: {:.0}% while it walks a run the program has ended, {:.0}% while it backtracks; pruning {:.0}% (begins as a run starts)",
+                        share(s.walk_behind_micros),
+                        share(s.backtrack_micros),
+                        share(s.prune_micros)
+                    );
                     if let Some(why) = &o.report.stopped {
                         println!("incomplete: {why}");
                     }

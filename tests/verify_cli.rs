@@ -92,6 +92,26 @@ fn frequent_pruning_keeps_optimal_exploration_exact() {
     assert!(j["events_peak"].as_u64().unwrap() < 4_000, "pruned: {j}");
 }
 
+/// The report splits the verifier's share of the time: the walk behind the program (timed
+/// against the server's clock), backtracking and pruning. Each is there, and none is more than
+/// the whole (a clock mismatch between the two processes would make the walk behind absurd).
+#[test]
+fn the_report_says_where_the_program_waits_for_the_verifier() {
+    let d = scratch("verify_cli/phases");
+    let src = std::fs::read_to_string(repo().join("benchmarks/qpor/disp.c")).unwrap();
+    let prog = build(&d, "disp52", &src, &["-DJOBS=5", "-DWORKERS=2", "-DRESOURCES=2"]);
+    let j = json(&verify(&d, &["--prune-at", "64", "--json"], &prog));
+    assert_eq!(j["traces"].as_u64(), Some(250), "{j}");
+    let secs = |k: &str| j[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {j}"));
+    let total = secs("seconds");
+    for k in ["walk_behind_seconds", "backtrack_seconds", "prune_seconds"] {
+        assert!(secs(k) > 0.0 && secs(k) < total, "{k}: {j}");
+    }
+    assert!(secs("walk_behind_seconds") + secs("backtrack_seconds") < total, "{j}");
+    let o = verify(&d, &["--prune-at", "64"], &prog);
+    assert!(o.stdout.contains("the program waiting for the verifier: "), "{}", o.stdout);
+}
+
 #[test]
 fn limits_make_the_verdict_incomplete() {
     let d = scratch("verify_cli/limits");

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Builds of irs side by side on the QPOR families: `irs verify` time, the program's share of
 it, and the share outside the program's runs (the issue's "time outside program execution"),
-also without counting the set-up of the runs (forks or the worker's restores) as the program's.
+also without counting the set-up of the runs (forks or the worker's restores) as the program's,
+and where that share goes: the verifier walking a run after the program ended it, backtracking,
+and pruning (which begins while the program runs the next prefix).
 With one build it measures that build alone, with several the runs alternate between them.
 
 Each build is a directory holding its `irs` binary and the `libirs_runtime.a` it links (a
@@ -70,8 +72,8 @@ def main():
                     sys.exit(f"error: {b} on {n}: {r.stderr.strip()[-300:]}")
                 results.setdefault((n, b), []).append(j)
     print(f"{a.reps} {'alternating ' if len(builds) > 1 else ''}repetitions; `irs verify --json {' '.join(a.verify_args)}`\n")
-    print("| instance | build | traces | fastest s | median s | program s (median) | outside the program (median, range) | set-up not counted | median / first build's |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| instance | build | traces | fastest s | median s | program s (median) | outside the program (median, range) | set-up not counted | walk behind / backtracking / pruning (median %) | median / first build's |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in names:
         base = None
         for b in builds:
@@ -84,7 +86,10 @@ def main():
             # Builds before program_setup_seconds existed did not count the worker's restore.
             bare = [100 * (1 - (j["program_seconds"] - j.get("program_setup_seconds", 0)) / j["seconds"]) for j in js]
             spread = f"{statistics.median(out):.0f}% ({min(out):.0f}–{max(out):.0f})"
-            print(f"| {n} | {b.parent.name + '/' + b.name if b.name == 'release' else b.name} | {js[0]['traces']:,} | {min(secs):.3f} | {med:.3f} | {prog:.3f} | {spread} | {statistics.median(bare):.0f}% | {med / base:.2f} |")
+            # Where the program waits for the verifier (builds before these fields: "–").
+            parts = ["walk_behind_seconds", "backtrack_seconds", "prune_seconds"]
+            waits = " / ".join(f"{statistics.median(100 * j[k] / j['seconds'] for j in js):.0f}" for k in parts) if all(k in js[0] for k in parts) else "–"
+            print(f"| {n} | {b.parent.name + '/' + b.name if b.name == 'release' else b.name} | {js[0]['traces']:,} | {min(secs):.3f} | {med:.3f} | {prog:.3f} | {spread} | {statistics.median(bare):.0f}% | {waits} | {med / base:.2f} |")
 
 
 if __name__ == "__main__":

@@ -170,6 +170,14 @@ def outside(r):
         return "–"
     return f"{100 * (secs - prog) / secs:.0f}"
 
+def waits(r):
+    """Where the program waits for the verifier, in % of the verification's time."""
+    secs = r.get("seconds")
+    parts = [r.get(k) for k in ("walk_behind_seconds", "backtrack_seconds", "prune_seconds")]
+    if not secs or any(p is None for p in parts):
+        return "–"
+    return " / ".join(f"{100 * p / secs:.0f}" for p in parts)
+
 def mode_name(m):
     return "optimal" if m == "optimal" else f"k={m}"
 
@@ -252,7 +260,8 @@ def main():
             subprocess.run(["rm", "-rf", scratch])
 
     fields = ["program", "instance", "threads", "defines", "mode", "expected_traces", "traces", "ssb", "executions", "runs",
-              "events", "seconds", "verdict", "exec_per_sec", "executor_seconds", "program_seconds", "verifier_cpu_seconds", "peak_rss_kb", "rss_wait4_kb",
+              "events", "seconds", "verdict", "exec_per_sec", "executor_seconds", "program_seconds", "walk_behind_seconds", "backtrack_seconds", "prune_seconds",
+              "verifier_cpu_seconds", "peak_rss_kb", "rss_wait4_kb",
               "exit_code", "error"]
     def write_csv(path, insts):
         with open(path, "w", newline="") as f:
@@ -314,8 +323,8 @@ def main():
         write_csv(out_dir / f"{csv_prefix}table1.csv", table)
 
     md.append("## Every run\n")
-    md.append("| instance | mode | verdict | traces | SSB | executions | runs | events | seconds | exec/s | executor s | program s | outside program % | peak RSS MB |")
-    md.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    md.append("| instance | mode | verdict | traces | SSB | executions | runs | events | seconds | exec/s | executor s | program s | outside program % | walk behind / backtracking / pruning % | peak RSS MB |")
+    md.append("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for inst in fig + table:
         for m in modes:
             r = results.get((inst.label, m)) or {}
@@ -327,12 +336,14 @@ def main():
             rk = rss_kb(r)
             md.append(f"| {inst.label} | {mode_name(m)} | {r.get('verdict', '–')} | {fnum(r.get('traces'))} | {fnum(r.get('ssb'))} | "
                       f"{fnum(r.get('executions'))} | {fnum(r.get('runs'))} | {fnum(r.get('events'))} | {fnum(r.get('seconds'))} | "
-                      f"{fnum(eps)} | {fnum(r.get('executor_seconds'))} | {fnum(r.get('program_seconds'))} | {outside(r)} | {fnum(rk / 1024 if rk else None)} |")
+                      f"{fnum(eps)} | {fnum(r.get('executor_seconds'))} | {fnum(r.get('program_seconds'))} | {outside(r)} | {waits(r)} | {fnum(rk / 1024 if rk else None)} |")
     md.append("")
     md.append("Peak RSS: the verifier's `peak_rss_kb` when it reports one, else `ru_maxrss` of the verify process from `wait4`. "
               "*executor s*: from sending a request to having decoded the execution (the program's run, its transfer and the waits "
               "for the other process); *program s*: the program's runs alone as the fork server timed them (the persistent worker's "
-              "memory restores included); *outside program %*: the rest of the verification's time, in % of it.\n")
+              "memory restores included); *outside program %*: the rest of the verification's time, in % of it; *walk behind / "
+              "backtracking / pruning %*: where that time goes, in % of the whole (the walk of a run after the program ended it, "
+              "the search for the next alternative, and pruning `U`, which begins as a run starts; see the README's `irs verify`).\n")
     if notes:
         md.append("## Notes (mismatches with the expected trace counts, errors, violations)\n")
         md += [f"- {n}" for n in notes]

@@ -264,9 +264,10 @@ fn supervise(level: Level) {
                 ProcessEnd::Signaled(libc::SIGALRM) => ProcessEnd::TimedOut,
                 e => e,
             };
-            let micros = monotonic_micros().saturating_sub(control.started_micros.load(Ordering::Relaxed));
+            let ended_at = monotonic_micros();
+            let micros = ended_at.saturating_sub(control.started_micros.load(Ordering::Relaxed));
             let n = read_output(out_buf);
-            let len = proto::encode_response_into(resp_buf, end, micros, 0, &out_buf[..n]);
+            let len = proto::encode_response_into(resp_buf, end, micros, 0, ended_at, &out_buf[..n]);
             if output.write_all(&resp_buf[..len]).is_err() {
                 level.leave();
             }
@@ -371,9 +372,10 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
                 }
             }
             set_timer(0);
+            let ended_at = monotonic_micros();
             let micros = started.elapsed().as_micros() as u64 + restored_micros;
             let n = read_output(out_buf);
-            let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, restored_micros, &out_buf[..n]);
+            let len = proto::encode_response_into(resp_buf, ProcessEnd::Exited(0), micros, restored_micros, ended_at, &out_buf[..n]);
             control.in_flight.store(0, Ordering::Relaxed);
             if output.write_all(&resp_buf[..len]).is_err() {
                 level.leave();
@@ -432,9 +434,10 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         } else {
             wait(pid, Some(req.timeout_ms))
         };
+        let ended_at = monotonic_micros();
         let micros = started.elapsed().as_micros() as u64;
         let n = read_output(out_buf);
-        let len = proto::encode_response_into(resp_buf, end, micros, setup_micros, &out_buf[..n]);
+        let len = proto::encode_response_into(resp_buf, end, micros, setup_micros, ended_at, &out_buf[..n]);
         if output.write_all(&resp_buf[..len]).is_err() {
             level.leave();
         }
@@ -500,7 +503,7 @@ pub fn pause() -> Continuation {
     let mark = scheduler::buffer_mark();
     // SAFETY: the response buffer, used by this process only.
     let resp_buf = unsafe { &mut *std::ptr::addr_of_mut!(RESPONSE) };
-    let len = proto::encode_response_into(resp_buf, ProcessEnd::SnapshotReady, 0, 0, &[]);
+    let len = proto::encode_response_into(resp_buf, ProcessEnd::SnapshotReady, 0, 0, monotonic_micros(), &[]);
     // SAFETY: the executor's pipe, kept open (ManuallyDrop).
     let mut output = ManuallyDrop::new(unsafe { File::from_raw_fd(sv.ctl_out) });
     if output.write_all(&resp_buf[..len]).is_err() {

@@ -82,6 +82,8 @@ pub struct Execution {
     pub setup_micros: u64,
     /// The whole round trip seen from here: request, execution, response, decoding.
     pub total_micros: u64,
+    /// When the execution ended, `CLOCK_MONOTONIC` µs as the server saw it (0: not known).
+    pub ended_at: u64,
 }
 
 impl Execution {
@@ -555,7 +557,7 @@ impl Executor {
             steps: raw.steps,
             outcome,
         };
-        Ok(Execution { trace, blocked: raw.blocked, more_bugs: raw.more_bugs, step_micros: raw.step_micros, output: resp.output, micros: resp.micros, setup_micros: resp.setup_micros, total_micros: started.elapsed().as_micros() as u64 })
+        Ok(Execution { trace, blocked: raw.blocked, more_bugs: raw.more_bugs, step_micros: raw.step_micros, output: resp.output, micros: resp.micros, setup_micros: resp.setup_micros, total_micros: started.elapsed().as_micros() as u64, ended_at: resp.ended_at })
     }
 
     pub fn program(&self) -> PathBuf {

@@ -104,6 +104,14 @@ pub struct Stats {
     pub setup_micros: u64,
     /// Paused executions made (see [`SnapshotPolicy`]).
     pub snapshots: u64,
+    /// Where the verifier keeps the program waiting, microseconds: walking a run's steps after
+    /// the program has ended it (the walk follows the run on this core, and catches up after
+    /// its end: by how long, from the server's clock), and backtracking to the next alternative
+    /// (the comb at each node, the next schedule). Pruning is done while the program runs the
+    /// next prefix; whatever it takes beyond that shows in the walk behind.
+    pub walk_behind_micros: u64,
+    pub backtrack_micros: u64,
+    pub prune_micros: u64,
     pub elapsed: Duration,
 }
 
@@ -382,7 +390,11 @@ impl<'a> Verifier<'a> {
                 break;
             }
         }
+        let walked = shared_proto::explore_protocol::clock_micros(libc::CLOCK_MONOTONIC);
         let x = self.ex.finish(run)?;
+        if x.ended_at > 0 {
+            self.stats.walk_behind_micros += walked.saturating_sub(x.ended_at);
+        }
         // An infeasible schedule first: the walk's complaint about it says less.
         self.ran(&x)?;
         if let Some(e) = failed {
@@ -468,6 +480,7 @@ impl<'a> Verifier<'a> {
                 break Some(format!("stopped at the time limit of {:.0} s", t.as_secs_f64()));
             }
             // Backtrack to the deepest node with an alternative.
+            let backtracking = Instant::now();
             let mut next = None;
             let mut busy = false;
             while let Some(node) = self.path.pop() {
@@ -495,9 +508,12 @@ impl<'a> Verifier<'a> {
                     hooks.safe_prefix(i, &self.stats);
                 }
             }
+            self.stats.backtrack_micros += backtracking.elapsed().as_micros() as u64;
             let Some((s, j, runs_below)) = next else { break None };
             self.maybe_snapshot(busy, runs_below, &exec.step_micros)?;
+            let scheduling = Instant::now();
             let schedule = self.schedule_through(&j)?;
+            self.stats.backtrack_micros += scheduling.elapsed().as_micros() as u64;
             let (x, l) = self.run_walking(&schedule, Walk::at(self.path.len(), s, j))?;
             self.ex.recycle(std::mem::replace(&mut exec, x));
             leaf = l;
@@ -812,6 +828,7 @@ impl<'a> Verifier<'a> {
         if live < self.opts.prune_at || live < 2 * self.last_prune_live {
             return;
         }
+        let pruning = Instant::now();
         // Each anchor with the depth of the first node whose `D` or event it is: its siblings
         // serve alternatives only at that node or deeper, against configurations that contain
         // `C` up to there, so a sibling in conflict with that prefix never serves (the comb
@@ -867,5 +884,6 @@ impl<'a> Verifier<'a> {
             m.pruned(&self.u);
         }
         self.last_prune_live = self.u.live();
+        self.stats.prune_micros += pruning.elapsed().as_micros() as u64;
     }
 }

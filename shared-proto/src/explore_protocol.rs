@@ -26,7 +26,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +104,9 @@ pub struct Response {
     /// Of which the set-up: the fork call in the server, or the persistent worker's memory
     /// restore.
     pub setup_micros: u64,
+    /// When the execution ended, as the server saw it: `CLOCK_MONOTONIC` in microseconds (the
+    /// executor's clock too, so it can tell how long it went on after the end; 0: not known).
+    pub ended_at: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -171,10 +174,13 @@ pub const MAX_REQUEST: usize = 32 + 4 * MAX_SCHEDULE;
 /// Output kept per execution.
 pub const MAX_OUTPUT: usize = 64 * 1024;
 /// Bytes of a response frame's body at most.
-pub const MAX_RESPONSE: usize = 32 + MAX_OUTPUT;
+pub const MAX_RESPONSE: usize = RESPONSE_HEADER + MAX_OUTPUT;
 
 const REQUEST_MAGIC: u32 = u32::from_le_bytes(*b"IRSQ");
 const RESPONSE_MAGIC: u32 = u32::from_le_bytes(*b"IRSR");
+/// A response body's fixed part: magic, end kind, its value, micros, set-up micros, end time,
+/// output length.
+const RESPONSE_HEADER: usize = 40;
 
 
 /// A request frame (length prefix included), for the executor. Body: magic, kind, timeout,
@@ -249,7 +255,7 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
 
 /// Write a response frame (length prefix included) into `buf` without allocating; returns its
 /// length. `buf` must hold `4 + MAX_RESPONSE` bytes; output beyond MAX_OUTPUT is cut.
-pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, setup_micros: u64, output: &[u8]) -> usize {
+pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, setup_micros: u64, ended_at: u64, output: &[u8]) -> usize {
     let out = &output[..output.len().min(MAX_OUTPUT)];
     let (kind, value) = match end {
         ProcessEnd::Exited(c) => (0u32, c),
@@ -257,15 +263,16 @@ pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, setup_
         ProcessEnd::TimedOut => (2, 0),
         ProcessEnd::SnapshotReady => (3, 0),
     };
-    let body_len = 32 + out.len();
+    let body_len = RESPONSE_HEADER + out.len();
     buf[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
     buf[4..8].copy_from_slice(&RESPONSE_MAGIC.to_le_bytes());
     buf[8..12].copy_from_slice(&kind.to_le_bytes());
     buf[12..16].copy_from_slice(&value.to_le_bytes());
     buf[16..24].copy_from_slice(&micros.to_le_bytes());
     buf[24..32].copy_from_slice(&setup_micros.to_le_bytes());
-    buf[32..36].copy_from_slice(&(out.len() as u32).to_le_bytes());
-    buf[36..36 + out.len()].copy_from_slice(out);
+    buf[32..40].copy_from_slice(&ended_at.to_le_bytes());
+    buf[40..44].copy_from_slice(&(out.len() as u32).to_le_bytes());
+    buf[44..44 + out.len()].copy_from_slice(out);
     4 + body_len
 }
 
@@ -281,11 +288,17 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
         3 => ProcessEnd::SnapshotReady,
         _ => return None,
     };
-    let n = try_get32(body, 28)? as usize;
-    if n > MAX_OUTPUT || body.len() != 32 + n {
+    let n = try_get32(body, 36)? as usize;
+    if n > MAX_OUTPUT || body.len() != RESPONSE_HEADER + n {
         return None;
     }
-    Some(Response { end, micros: try_get64(body, 12)?, setup_micros: try_get64(body, 20)?, output: body[32..].to_vec() })
+    Some(Response {
+        end,
+        micros: try_get64(body, 12)?,
+        setup_micros: try_get64(body, 20)?,
+        ended_at: try_get64(body, 28)?,
+        output: body[RESPONSE_HEADER..].to_vec(),
+    })
 }
 
 /// How long one end of the explore channel polls for the next frame before it sleeps on the
@@ -575,9 +588,12 @@ mod tests {
         assert!(decode_request(&buf[..n - 1]).is_none());
 
         let mut out = vec![0u8; 4 + MAX_RESPONSE];
-        let len = encode_response_into(&mut out, ProcessEnd::Signaled(11), 42, 7, b"hello");
+        let len = encode_response_into(&mut out, ProcessEnd::Signaled(11), 42, 7, 123_456, b"hello");
         let n = read_frame_into(&mut &out[..len], &mut buf).unwrap();
-        assert_eq!(decode_response(&buf[..n]).unwrap(), Response { end: ProcessEnd::Signaled(11), micros: 42, setup_micros: 7, output: b"hello".to_vec() });
+        assert_eq!(
+            decode_response(&buf[..n]).unwrap(),
+            Response { end: ProcessEnd::Signaled(11), micros: 42, setup_micros: 7, ended_at: 123_456, output: b"hello".to_vec() }
+        );
         assert!(decode_response(&buf[..n - 1]).is_none());
     }
 }
