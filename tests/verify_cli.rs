@@ -201,6 +201,25 @@ int main(void) { pthread_t a; pthread_create(&a, 0, t, 0); x = 2; y = 2; pthread
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// A program that fails before it starts as a fork server but leaves a process behind that holds
+/// its pipes (here a child sleeping 30 s) is refused at once: the verifier waits for the hello
+/// or the server's end, and reads what it said for a moment, not until every holder of the
+/// pipes is gone. One stuck before `main` is refused after the per-execution time limit.
+#[test]
+fn start_up_failures_are_reported_without_waiting_for_what_they_leave_behind() {
+    let d = scratch("verify_cli/orphan");
+    let src = "#include <stdlib.h>\n#include <unistd.h>\n__attribute__((constructor)) static void boom(void) { if (fork() == 0) { sleep(30); _exit(0); } abort(); }\nint main(void) { return 0; }\n";
+    let prog = build(&d, "orphan", src, &[]);
+    let started = std::time::Instant::now();
+    assert_clean_error(&verify(&d, &[], &prog), "did not start as an irs fork server");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+    // One that never gets to `main` is given the per-execution time limit.
+    let stuck = build(&d, "stuck", "#include <unistd.h>\n__attribute__((constructor)) static void stuck(void) { for (;;) sleep(1); }\nint main(void) { return 0; }\n", &[]);
+    let started = std::time::Instant::now();
+    assert_clean_error(&verify(&d, &["--timeout", "1"], &stuck), "did not say hello within 1 s");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+}
+
 #[test]
 fn crashes_and_programs_that_never_stop_are_reported() {
     let d = scratch("verify_cli/crash");

@@ -238,11 +238,12 @@ fn supervise(level: Level) {
     // process while a worker lives.
     let (resp_buf, out_buf) = unsafe { (&mut *std::ptr::addr_of_mut!(RESPONSE), &mut *std::ptr::addr_of_mut!(OUTPUT)) };
     loop {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
         // SAFETY: one thread runs here, so fork is safe.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY: the worker dies with its parent.
-            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+            die_with(parent);
             match worker(control, level) {
                 Continue::Execution(c) => run_forked(c),
             }
@@ -392,11 +393,12 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
             restored_micros = restoring.elapsed().as_micros() as u64;
             continue;
         }
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
         // SAFETY: one thread runs here (every logical thread is a fiber), so fork is safe.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY: the child dies with its parent.
-            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+            die_with(parent);
             scheduler::load_schedule(&req);
             if snapshot {
                 // Reaching the pause may take at most the time limit; pausing disarms it.
@@ -440,6 +442,20 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         let len = proto::encode_response_into(resp_buf, end, micros, setup_micros, ended_at, &out_buf[..n]);
         if output.write_all(&resp_buf[..len]).is_err() {
             level.leave();
+        }
+    }
+}
+
+/// In a child just forked from `parent`: die when the parent dies. A parent that died before
+/// the request was made goes unwatched (the executor kills a server whose hello it refuses, which
+/// may be just as the server forks its worker): then the child leaves at once, instead of
+/// holding the executor's pipes open for good.
+fn die_with(parent: libc::pid_t) {
+    // SAFETY: asking for a signal at our parent's death, then reading our parent's pid.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(0);
         }
     }
 }

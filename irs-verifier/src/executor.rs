@@ -219,6 +219,55 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), ExecError> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// How long a program that did not start as a fork server is given to finish its message on
+/// stderr.
+const STDERR_WAIT: Duration = Duration::from_millis(500);
+
+/// Wait until the server's hello can be read: until its pipe has data or its end. The server
+/// dying first (`Err(None)`), or taking longer than `limit` (a constructor that never returns),
+/// is an error; the pipe's end alone would not tell, as a process the program forked before
+/// `main` may hold it.
+fn wait_for_hello(server: &mut Child, from: &File, limit: Duration) -> Result<(), Option<String>> {
+    let started = std::time::Instant::now();
+    loop {
+        let mut p = libc::pollfd { fd: from.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: polling a descriptor we own, for at most 50 ms.
+        if unsafe { libc::poll(&mut p, 1, 50) } > 0 {
+            return Ok(());
+        }
+        if let Ok(Some(_)) = server.try_wait() {
+            return Err(None);
+        }
+        if started.elapsed() > limit {
+            return Err(Some(format!("it did not say hello within {:.0} s of starting (the per-execution time limit)", limit.as_secs_f64())));
+        }
+    }
+}
+
+/// What `r` yields until its end or until `wait` has passed, whichever is first (as text).
+fn read_for_a_while(r: std::process::ChildStderr, wait: Duration) -> String {
+    let fd = r.as_raw_fd();
+    let deadline = std::time::Instant::now() + wait;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while out.len() < 64 << 10 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: polling a descriptor we own, with a bounded timeout.
+        if left.is_zero() || unsafe { libc::poll(&mut p, 1, left.as_millis().max(1) as i32) } <= 0 {
+            break;
+        }
+        // SAFETY: reading into our own buffer from a descriptor poll found readable (or at its
+        // end), so the read does not block.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n as usize]);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 impl Executor {
     /// Start `program ARGS` as a fork server.
     pub fn start(program: &Path, args: &[String], options: Options) -> Result<Executor, ExecError> {
@@ -265,27 +314,35 @@ impl Executor {
         }
         let mut server = cmd.spawn().map_err(|source| ExecError::Spawn { program: name.clone(), source })?;
         drop((req_r, resp_w, stdin_file));
-        let to_server = Some(File::from(req_w));
         let mut from_server = File::from(resp_r);
-        let hello: Hello = match proto::receive_hello(&mut from_server) {
+        // `Err(None)`: it ended before saying hello; `Err(Some(why))`: anything else.
+        let hello: Result<Hello, Option<String>> = match wait_for_hello(&mut server, &from_server, options.timeout) {
+            Err(why) => Err(why),
+            Ok(()) => proto::receive_hello(&mut from_server).map_err(|e| match e {
+                proto::ProtocolError::Malformed(_) => Some(e.to_string()),
+                _ => None,
+            }),
+        };
+        let hello = match hello {
             Ok(h) => h,
-            Err(e) => {
+            Err(why) => {
+                // Closing the request pipe first ends any process of the program's still
+                // waiting on it; what it wrote on stderr is read for a while, not until every
+                // process holding the pipe is gone (a child it left behind may hold it for good).
+                drop(req_w);
                 let _ = server.kill();
                 let status = server.wait().ok();
-                let mut err = String::new();
-                if let Some(mut s) = server.stderr.take() {
-                    use std::io::Read;
-                    let _ = s.read_to_string(&mut err);
-                }
-                let detail = match (err.lines().next(), status) {
-                    _ if matches!(e, proto::ProtocolError::Malformed(_)) => e.to_string(),
-                    (Some(line), _) => line.to_string(),
-                    (None, Some(st)) => format!("it ended ({st}) before saying hello; does it run at all?"),
-                    (None, None) => e.to_string(),
+                let err = server.stderr.take().map(|s| read_for_a_while(s, STDERR_WAIT)).unwrap_or_default();
+                let detail = match (why, err.lines().next(), status) {
+                    (Some(why), _, _) => why,
+                    (None, Some(line), _) => line.to_string(),
+                    (None, None, Some(st)) => format!("it ended ({st}) before saying hello; does it run at all?"),
+                    (None, None, None) => "it ended before saying hello".to_string(),
                 };
                 return Err(ExecError::NoServer { program: name, detail });
             }
         };
+        let to_server = Some(File::from(req_w));
         // SAFETY: a view of our own memfd, which the server's children write. We read records
         // only below the counts a child published (acquire), or after it has ended (the
         // server's answer says so), and write nothing but the live word (atomically) while no
