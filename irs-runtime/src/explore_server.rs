@@ -446,8 +446,8 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
     }
 }
 
-/// In a child just forked from `parent`: die when the parent dies. A parent that died before
-/// the request was made goes unwatched (the executor kills a server whose hello it refuses, which
+/// In a child just forked from `parent`: die when the parent dies. A parent that died before the
+/// child asked for that goes unwatched (the executor kills a server whose hello it refuses, which
 /// may be just as the server forks its worker): then the child leaves at once, instead of
 /// holding the executor's pipes open for good.
 fn die_with(parent: libc::pid_t) {
