@@ -141,6 +141,10 @@ enum Command {
         /// Prune the unfolding to Q(C,D) once it holds this many events (and has doubled since).
         #[arg(long, default_value_t = irs_verifier::qpor::DEFAULT_PRUNE_AT)]
         prune_at: usize,
+        /// Make every memory word an object of the exploration from the start, instead of only
+        /// the words found racy (the traces counted are the same; this is slower).
+        #[arg(long)]
+        no_race_free_words: bool,
         /// Publish ever smaller admissible prefixes to the program's segment
         /// (/dev/shm/irs-<program id>) as verification proves them safe, for programs running
         /// under ENFORCE (`irs run --installed`).
@@ -441,7 +445,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, publish, status_file, stdin, fork_each, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -469,6 +473,7 @@ fn main() -> ExitCode {
                 },
                 first_schedule: None,
                 prune_at,
+                race_free_words: !no_race_free_words,
             };
             let mut publisher = publish.then(irs::publish::Publisher::new);
             let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, ..Default::default() };
@@ -510,6 +515,10 @@ fn main() -> ExitCode {
                         share(s.walk_behind_micros),
                         share(s.backtrack_micros),
                         share(s.prune_micros)
+                    );
+                    println!(
+                        "memory words: {} race-free (ordered by synchronisation in every execution explored), {} racy; {} restarts",
+                        s.race_free_words, s.racy_words, s.restarts
                     );
                     if let Some(why) = &o.report.stopped {
                         println!("incomplete: {why}");

@@ -8,7 +8,7 @@ use crate::service::VerifierState;
 use irs_verifier::qpor::{self, Report, Stats, Verifier};
 use irs_verifier::schedule;
 use shared_proto::{Outcome, ThreadId};
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -133,6 +133,15 @@ impl<P: FnMut(&Stats)> qpor::Hooks for CliHooks<'_, P> {
             let msg = outcome.to_string();
             if outcome.is_bug() && !st.violations.contains(&msg) {
                 st.violations.push(msg);
+            }
+        }
+    }
+    fn restarted(&mut self, _why: &str) {
+        // The schedules told so far will be told again.
+        if let Some(f) = self.traces_file.as_mut() {
+            let emptied = f.flush().and_then(|()| f.get_mut().set_len(0)).and_then(|()| f.get_mut().rewind());
+            if let Err(e) = emptied {
+                self.write_failed.get_or_insert(e);
             }
         }
     }
@@ -303,6 +312,9 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "walk_behind_seconds": s.walk_behind_micros as f64 / 1e6,
         "backtrack_seconds": s.backtrack_micros as f64 / 1e6,
         "prune_seconds": s.prune_micros as f64 / 1e6,
+        "race_free_words": s.race_free_words,
+        "racy_words": s.racy_words,
+        "restarts": s.restarts,
         "exec_per_sec": if secs > 0.0 { s.runs as f64 / secs } else { 0.0 },
         "peak_rss_kb": o.peak_rss_kb,
         "verifier_cpu_seconds": o.cpu_seconds,

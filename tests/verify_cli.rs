@@ -92,6 +92,69 @@ fn frequent_pruning_keeps_optimal_exploration_exact() {
     assert!(j["events_peak"].as_u64().unwrap() < 4_000, "pruned: {j}");
 }
 
+/// Two threads add to `x`, under a mutex (`-DLOCKED`) or not; `main` checks the sum after the
+/// joins.
+const COUNTER: &str = r#"
+#include <assert.h>
+#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x, y;
+void *add(void *a) {
+#ifdef LOCKED
+  pthread_mutex_lock(&m);
+#endif
+  x = x + 1; y = y + x;
+#ifdef LOCKED
+  pthread_mutex_unlock(&m);
+#endif
+  return 0;
+}
+int main(void) {
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, add, 0);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+  assert(x == 2);
+  return 0;
+}
+"#;
+
+/// Words that synchronisation orders are explored without events of their own, and the check
+/// behind that catches every race: the locked counter keeps its words race-free (no restart);
+/// the racy one finds `x` and `y` racy and starts over, once per word found. Both count the
+/// traces (and SSB, and verdicts) that `--no-race-free-words` counts, where every word is an
+/// object from the start, and the schedules written across a restart are each trace once.
+#[test]
+fn race_free_words_count_the_same_traces_and_a_race_starts_the_exploration_over() {
+    let d = scratch("verify_cli/race_free_words");
+    let locked = build(&d, "counter_locked", COUNTER, &["-DLOCKED"]);
+    let racy = build(&d, "counter_racy", COUNTER, &[]);
+    for (prog, verdict) in [(&locked, "safe"), (&racy, "violation")] {
+        for mode in [&["--optimal"][..], &["--k", "1"][..]] {
+            let mut args = mode.to_vec();
+            args.push("--json");
+            let on = json(&verify(&d, &args, prog));
+            args.push("--no-race-free-words");
+            let off = json(&verify(&d, &args, prog));
+            for k in ["traces", "ssb", "executions", "verdict"] {
+                assert_eq!(on[k], off[k], "{k} of {} {mode:?}: {on}\nall words objects: {off}", prog.display());
+            }
+            assert_eq!(on["verdict"], verdict, "{on}");
+            assert_eq!((off["race_free_words"].as_u64(), off["restarts"].as_u64()), (Some(0), Some(0)), "{off}");
+        }
+    }
+    let schedules = d.join("racy.schedules");
+    let j = json(&verify(&d, &["--json", "--schedules-out", schedules.to_str().unwrap()], &racy));
+    assert_eq!(j["racy_words"].as_u64(), Some(2), "x and y: {j}");
+    assert!((1..=2).contains(&j["restarts"].as_u64().unwrap()), "{j}");
+    let lines = std::fs::read_to_string(&schedules).unwrap();
+    assert_eq!(lines.lines().count() as u64, j["traces"].as_u64().unwrap(), "{lines}");
+    let j = json(&verify(&d, &["--json"], &locked));
+    assert_eq!((j["racy_words"].as_u64(), j["restarts"].as_u64()), (Some(0), Some(0)), "{j}");
+    assert!(j["race_free_words"].as_u64().unwrap() >= 2, "x and y at least: {j}");
+    let o = verify(&d, &[], &locked);
+    assert!(o.stdout.contains(" race-free (ordered by synchronisation"), "{}", o.stdout);
+}
+
 /// The report splits the verifier's share of the time: the walk behind the program (timed
 /// against the server's clock), backtracking and pruning. Each is there, and none is more than
 /// the whole (a clock mismatch between the two processes would make the walk behind absurd).

@@ -174,7 +174,7 @@ fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, truth: 
     if rep.schedules.len() as u64 != rep.traces {
         fail(format!("--schedules-out has {} lines, but traces = {}", rep.schedules.len(), rep.traces));
     }
-    if mode == "optimal" {
+    if mode.starts_with("optimal") {
         if rep.traces != truth.traces.len() as u64 {
             fail(format!("traces = {}, the oracle has {}", rep.traces, truth.traces.len()));
         }
@@ -217,7 +217,7 @@ fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, truth: 
     if missing > 3 {
         fail(format!("misses {missing} of the oracle's {} traces in all", truth.traces.len()));
     }
-    if mode == "optimal" {
+    if mode.starts_with("optimal") {
         let dups: Vec<String> = found.iter().filter(|(_, l)| l.len() > 1).map(|(_, l)| format!("lines {l:?}")).collect();
         if !dups.is_empty() {
             fail(format!("{} traces explored more than once: {}", dups.len(), dups.iter().take(5).cloned().collect::<Vec<_>>().join("; ")));
@@ -351,7 +351,7 @@ fn verify_agrees_with_the_brute_force_oracle() {
                 if !oracle_only {
                     // k = 2 also prunes `U` as soon as it can (from 8 events on), so that pruning
                     // is checked against the oracle too.
-                    for (mode, args) in [("optimal", &["--optimal", "--prune-at", "8"][..]), ("k1", &["--k", "1", "--snapshot-gap", "3"][..]), ("k2", &["--k", "2", "--prune-at", "8"][..])] {
+                    for (mode, args) in [("optimal", &["--optimal", "--prune-at", "8"][..]), ("k1", &["--k", "1", "--snapshot-gap", "3"][..]), ("k2", &["--k", "2", "--prune-at", "8"][..]), ("optimal-all-words", &["--optimal", "--no-race-free-words"][..])] {
                         let (f, summary) = check_mode(p, mode, args, &mut ex, &truth, &dir);
                         fails.extend(f);
                         let _ = write!(line, "\n    {summary}");

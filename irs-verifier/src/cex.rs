@@ -41,7 +41,8 @@ impl Extensions {
         let mut preds = std::mem::take(&mut self.preds);
         preds.clear();
         preds.extend(u.preds(e).map(|(_, p)| p));
-        self.add_moved(u, objects, action, kind, &preds, own);
+        let gap = u.gap(e);
+        self.add_moved(u, objects, action, kind, &preds, own, gap);
         self.preds = preds;
     }
 
@@ -49,11 +50,15 @@ impl Extensions {
     /// event it would be with predecessors `preds` (the configuration's last events on its
     /// objects) does not exist, but placed before earlier events on its objects it may: those
     /// events are in `cex(C)` although no event of `C` has their action.
-    pub fn of_blocked(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx) {
-        self.add_moved(u, objects, action, kind, preds, own);
+    /// `gap`: the steps the thread took since its last event (see [`Unfolding::gap`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn of_blocked(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx, gap: u32) {
+        self.add_moved(u, objects, action, kind, preds, own, gap);
     }
 
-    fn add_moved(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx) {
+    /// The extensions share the thread predecessor, and so the gap, of the event they move.
+    #[allow(clippy::too_many_arguments)]
+    fn add_moved(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx, gap: u32) {
         let kind = action_kind(kind);
         let (objs, new_preds) = (&mut self.objs, &mut self.new_preds);
         objs.clear();
@@ -97,7 +102,7 @@ impl Extensions {
                     EventKind::TryLock if !free => EventKind::TryLockFail,
                     k => k,
                 };
-                u.event(action, new_preds, new_kind);
+                u.event(action, new_preds, new_kind, gap);
             }
         }
     }

@@ -73,6 +73,11 @@ impl ObjectTable {
         }
     }
 
+    /// The object's key (as every execution names it).
+    pub fn key(&self, o: ObjIdx) -> ObjectKey {
+        self.keys[o.0 as usize]
+    }
+
     pub fn len(&self) -> usize {
         self.keys.len()
     }

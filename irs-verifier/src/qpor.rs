@@ -15,6 +15,10 @@
 //! next step is there) while the program goes on with the later ones on the other core
 //! ([`Executor::progress`]). Only the walk's tail and the backtracking are left between two
 //! runs.
+//!
+//! A step that accesses only race-free words (see [`crate::race_free_words`]) is no event: it
+//! is a node of the path (schedules name every step) but no call of Alg. 1, and the walk only
+//! checks that the word's accesses stay ordered by synchronisation.
 
 use crate::cex;
 use crate::comb;
@@ -22,7 +26,8 @@ use crate::sibling_marks::SiblingMarks;
 use crate::configuration::Configuration;
 use crate::executor::{ExecError, Execution, Executor, RunInFlight, Snapshot, SnapshotResult};
 use std::borrow::Cow;
-use crate::object_table::{ObjIdx, ObjectTable};
+use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
+use crate::race_free_words::RaceFreeWords;
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
 use shared_proto::dependence::{objects_of, ObjectKey};
@@ -74,11 +79,14 @@ pub struct Options {
     pub first_schedule: Option<Vec<ThreadId>>,
     /// Prune `U` to `Q_{C,D}` once it holds this many events (and has doubled since).
     pub prune_at: usize,
+    /// Explore words without a tree while their accesses are ordered by synchronisation (see
+    /// `race_free_words`); off: every word is an object from the start.
+    pub race_free_words: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true }
     }
 }
 
@@ -112,6 +120,14 @@ pub struct Stats {
     pub walk_behind_micros: u64,
     pub backtrack_micros: u64,
     pub prune_micros: u64,
+    /// Memory words seen, by what the exploration found of them (see `race_free_words`):
+    /// accessed in a race (or atomically), so objects with a tree of their own; and ordered by
+    /// synchronisation in every explored execution. The counts of executions, traces, SSB and
+    /// events are those of the last start; the times are of all of them.
+    pub racy_words: usize,
+    pub race_free_words: usize,
+    /// Times the exploration started over because a word it had taken as race-free raced.
+    pub restarts: u64,
     pub elapsed: Duration,
 }
 
@@ -128,6 +144,10 @@ pub trait Hooks {
     /// `steps`, down to 0 when the exploration completes without a bug, and never again once a
     /// bug or an execution that did not end (time or event limit) is found.
     fn safe_prefix(&mut self, _steps: usize, _stats: &Stats) {}
+    /// The exploration starts over, because a word it had taken as race-free raced (see
+    /// `race_free_words`): the traces told so far will be told again. Safe prefixes are not:
+    /// those told stay safe, and only smaller ones are told.
+    fn restarted(&mut self, _why: &str) {}
 }
 
 /// No hooks.
@@ -164,11 +184,21 @@ pub enum VerifyError {
     Unsupported(String),
     #[error("internal error (a bug in irs): {0}")]
     Internal(String),
+    /// A word taken as race-free raced: the exploration starts over (`explore` never returns
+    /// this).
+    #[error("the exploration must start over: {0}")]
+    Restart(String),
 }
 
 struct Node {
-    event: EventIdx,
+    /// `None` for a step that is no event: an access to race-free words only (see
+    /// `race_free_words`). Such a node is no call of Alg. 1: no alternative, an empty `sleep`.
+    event: Option<EventIdx>,
     tid: ThreadId,
+    /// The length of `Verifier::access_undo` before the node's accesses were recorded, and the
+    /// thread's count of steps since its last event before the node (see `Verifier::since`).
+    access_mark: usize,
+    since_before: u32,
     sleep: Vec<EventIdx>,
     /// `stats.runs` when the node was entered: the runs since explored its subtree.
     runs_at: u64,
@@ -289,6 +319,7 @@ pub struct Verifier<'a> {
     /// Scratch buffers of `action_for` and `at_c` (reused: they run for every enabled thread at
     /// every step).
     objs_buf: Vec<ObjIdx>,
+    elided_buf: Vec<ObjIdx>,
     preds_buf: Vec<Option<EventIdx>>,
     extensions: cex::Extensions,
     comb: comb::Comb,
@@ -296,6 +327,18 @@ pub struct Verifier<'a> {
     sleep_buf: Vec<EventIdx>,
     /// The events of the step the walk is at (reused).
     events_buf: Vec<Event>,
+    /// Which words are explored without a tree (kept across restarts).
+    words: RaceFreeWords,
+    /// Per race-free word (by object index), its last access in the path: by the thread whose
+    /// object is the first, before that thread's event at the depth the second gives in its
+    /// tree (see `record_accesses`); undone on backtracking through `access_undo`.
+    accesses: Vec<Option<(ObjIdx, u32)>>,
+    access_undo: Vec<(ObjIdx, Option<(ObjIdx, u32)>)>,
+    /// Per runtime thread id, the steps it has taken in the path since its last event (steps
+    /// that are no events: accesses to race-free words).
+    since: Vec<u32>,
+    /// The smallest safe prefix told (`Hooks::safe_prefix`), across restarts.
+    told_safe: Option<usize>,
     /// The actions of single-object operations (see `action_for`).
     action_cache: FxHashMap<(StableThread, Option<shared_proto::SiteId>, EventKind, ObjectKey), (ActionIdx, ObjIdx)>,
 }
@@ -312,7 +355,7 @@ fn bug_key(o: &Outcome) -> String {
 
 impl<'a> Verifier<'a> {
     pub fn new(ex: &'a mut Executor, opts: Options) -> Verifier<'a> {
-        let skip = opts.skip_step;
+        let (skip, opts_race_free) = (opts.skip_step, opts.race_free_words);
         Verifier {
             ex,
             opts,
@@ -331,11 +374,17 @@ impl<'a> Verifier<'a> {
             snapshot_made: None,
             release_cost: 0.0,
             objs_buf: Vec::new(),
+            elided_buf: Vec::new(),
             preds_buf: Vec::new(),
             extensions: cex::Extensions::default(),
             comb: comb::Comb::default(),
             sleep_buf: Vec::new(),
             events_buf: Vec::new(),
+            words: RaceFreeWords::new(opts_race_free),
+            accesses: Vec::new(),
+            access_undo: Vec::new(),
+            since: Vec::new(),
+            told_safe: None,
             action_cache: FxHashMap::default(),
         }
     }
@@ -439,6 +488,55 @@ impl<'a> Verifier<'a> {
             return Err(VerifyError::Nondeterministic("two runs of the default schedule differ".into()));
         }
         hooks.first(&first);
+        let mut first = Some(first);
+        loop {
+            let x = match first.take() {
+                Some(x) => x,
+                None => self.run(&anchor)?,
+            };
+            match self.explore_from(x, hooks) {
+                Err(VerifyError::Restart(why)) => self.start_over(&why, hooks)?,
+                Err(e) => return Err(e),
+                Ok(stopped) => {
+                    self.refresh_stats();
+                    hooks.progress(&self.stats);
+                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating });
+                }
+            }
+        }
+    }
+
+    /// Forget the exploration so far (a word taken as race-free raced; `self.words` knows it
+    /// now) and keep its times.
+    fn start_over(&mut self, why: &str, hooks: &mut dyn Hooks) -> Result<(), VerifyError> {
+        while let Some((_, snap)) = self.snapshots.pop() {
+            self.ex.release(snap)?;
+        }
+        self.words.restarted();
+        if !self.bugs.is_empty() || !self.nonterminating.is_empty() {
+            // What was found stays found: nothing more is told safe.
+            self.told_safe = Some(0);
+        }
+        self.u = Unfolding::new(self.opts.skip_step);
+        self.c = Configuration::default();
+        self.path.clear();
+        self.accesses.clear();
+        self.access_undo.clear();
+        self.since.clear();
+        self.bugs.clear();
+        self.nonterminating.clear();
+        self.last_prune_live = 0;
+        self.extensions = cex::Extensions::default();
+        self.comb = comb::Comb::default();
+        self.action_cache.clear();
+        let s = &mut self.stats;
+        (s.executions, s.ssb, s.traces) = (0, 0, 0);
+        hooks.restarted(why);
+        Ok(())
+    }
+
+    /// Explore from the first run: why it stopped early, if it did.
+    fn explore_from(&mut self, first: Execution, hooks: &mut dyn Hooks) -> Result<Option<String>, VerifyError> {
         let mut leftmost: Option<usize> = None;
         let mut leaf = self.walk_to_end(Walk::at(0, Vec::new(), Vec::new()), &first)?;
         let mut exec = first;
@@ -484,18 +582,21 @@ impl<'a> Verifier<'a> {
             let mut next = None;
             let mut busy = false;
             while let Some(node) = self.path.pop() {
-                self.c.pop();
-                // D ∪ {e}, in a buffer kept across nodes (most find no alternative).
-                let mut d = std::mem::take(&mut self.sleep_buf);
-                d.clear();
-                d.extend_from_slice(&node.sleep);
-                d.push(node.event);
-                if let Some(j) = self.comb.alternative(&self.u, &self.objects, &self.c, &d, self.opts.k) {
-                    busy = d.len() >= 2;
-                    next = Some((d, j, self.stats.runs - node.runs_at));
-                    break;
+                self.undo_accesses(&node);
+                if let Some(event) = node.event {
+                    self.c.pop();
+                    // D ∪ {e}, in a buffer kept across nodes (most find no alternative).
+                    let mut d = std::mem::take(&mut self.sleep_buf);
+                    d.clear();
+                    d.extend_from_slice(&node.sleep);
+                    d.push(event);
+                    if let Some(j) = self.comb.alternative(&self.u, &self.objects, &self.c, &d, self.opts.k) {
+                        busy = d.len() >= 2;
+                        next = Some((d, j, self.stats.runs - node.runs_at));
+                        break;
+                    }
+                    self.sleep_buf = d;
                 }
-                self.sleep_buf = d;
                 // `Explore(C_i, ...)` returned. On the leftmost branch (D = ∅ there) every
                 // maximal configuration containing C_i has been explored, all of them since the
                 // first run: C_i is safe if no bug was found yet (DESIGN §8, publishing).
@@ -504,8 +605,11 @@ impl<'a> Verifier<'a> {
                 let i = self.path.len();
                 if leftmost.is_some_and(|b| i < b) && self.bugs.is_empty() && self.nonterminating.is_empty() {
                     leftmost = Some(i);
-                    self.refresh_stats();
-                    hooks.safe_prefix(i, &self.stats);
+                    if self.told_safe.is_none_or(|t| i < t) {
+                        self.told_safe = Some(i);
+                        self.refresh_stats();
+                        hooks.safe_prefix(i, &self.stats);
+                    }
                 }
             }
             self.stats.backtrack_micros += backtracking.elapsed().as_micros() as u64;
@@ -521,9 +625,7 @@ impl<'a> Verifier<'a> {
         while let Some((_, snap)) = self.snapshots.pop() {
             self.ex.release(snap)?;
         }
-        self.refresh_stats();
-        hooks.progress(&self.stats);
-        Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating })
+        Ok(stopped)
     }
 
     /// The subtree below the current path will be explored by runs that all share its
@@ -575,6 +677,8 @@ impl<'a> Verifier<'a> {
     }
 
     fn refresh_stats(&mut self) {
+        (self.stats.racy_words, self.stats.race_free_words) = self.words.counts();
+        self.stats.restarts = self.words.restarts();
         self.stats.events_live = self.u.live();
         self.stats.events_peak = self.stats.events_peak.max(self.u.live());
         self.stats.events_created = self.u.created();
@@ -613,14 +717,23 @@ impl<'a> Verifier<'a> {
         let mut out = Vec::with_capacity(self.path.len() + extra.len());
         for n in &self.path {
             out.push(n.tid);
-            created(&self.u, &self.objects, n.event, &mut runtime);
+            if let Some(e) = n.event {
+                created(&self.u, &self.objects, e, &mut runtime);
+            }
         }
+        // Each event after the steps its thread takes before it that are no events, less those
+        // the path has taken already for its first one.
+        let mut taken: HashMap<ThreadId, u32> = HashMap::new();
         for &e in extra {
             let t = self.u.thread(e);
             let Some(&rt) = runtime.get(&t) else {
                 return Err(VerifyError::Internal(format!("an alternative has an event of {t:?} before its creation")));
             };
-            out.push(rt);
+            let done = taken.insert(rt, 0).unwrap_or_else(|| self.since.get(rt.0 as usize).copied().unwrap_or(0));
+            let Some(before) = self.u.gap(e).checked_sub(done) else {
+                return Err(VerifyError::Internal(format!("an alternative's event of {t:?} comes {} steps after its predecessor, the path has taken {done}", self.u.gap(e))));
+            };
+            out.extend(std::iter::repeat_n(rt, before as usize + 1));
             created(&self.u, &self.objects, e, &mut runtime);
         }
         Ok(out)
@@ -647,25 +760,38 @@ impl<'a> Verifier<'a> {
         }
         let own = self.objects.thread(me);
         let mut objs = std::mem::take(&mut self.objs_buf);
+        let mut elided = std::mem::take(&mut self.elided_buf);
         objs.clear();
+        elided.clear();
         objs.push(own);
         if kind == EventKind::Create {
             // The child is "the n-th thread `me` creates": runtime ids depend on what other
             // threads created first, and a pending create's id may not be the final one.
-            let nth = self.path.iter().filter(|n| self.u.event_kind(n.event) == EventKind::Create && self.u.thread(n.event) == me).count();
+            let nth = self.path.iter().filter_map(|n| n.event).filter(|&e| self.u.event_kind(e) == EventKind::Create && self.u.thread(e) == me).count();
             let child = self.names.intern(Some(me), nth as u32);
             objs.push(self.objects.thread(child));
         } else {
             for e in events {
                 for k in objects_of(e) {
-                    objs.push(self.objects.of_run(k, threads));
+                    let o = self.objects.of_run(k, threads);
+                    if self.objects.class(o) == ObjClass::Memory && self.words.elide(self.objects.key(o), e.kind) {
+                        elided.push(o);
+                    } else {
+                        objs.push(o);
+                    }
                 }
             }
         }
         objs.sort_unstable();
         objs.dedup();
-        let a = self.u.intern_action(me, own, site, action_kind(kind), &objs);
+        elided.sort_unstable();
+        elided.dedup();
+        // A word both elided and not (a memcpy whose two halves are a plain and an atomic
+        // access) is an object; the restart this asks for follows.
+        elided.retain(|o| objs.binary_search(o).is_err());
+        let a = self.u.intern_action(me, own, site, action_kind(kind), &objs, &elided);
         self.objs_buf = objs;
+        self.elided_buf = elided;
         if let Some(k) = single {
             self.action_cache.insert(k, (a, own));
         }
@@ -680,6 +806,9 @@ impl<'a> Verifier<'a> {
     fn pending_event(&mut self, threads: &RunThreads, op: &PendingOp) -> Option<EventIdx> {
         let ev = as_event(op);
         let (a, _) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+        if self.no_event(a) {
+            return None;
+        }
         self.at_c(a, op.kind);
         self.u.find(a, &self.preds_buf)
     }
@@ -708,9 +837,16 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    fn event_at_c(&mut self, a: ActionIdx, kind: EventKind) -> EventIdx {
+    /// The event of action `a` at `C` (whether it is new), created with `gap` if it is.
+    fn event_at_c(&mut self, a: ActionIdx, kind: EventKind, gap: u32) -> (EventIdx, bool) {
         let kind = self.at_c(a, kind);
-        self.u.event(a, &self.preds_buf, kind).0
+        self.u.event(a, &self.preds_buf, kind, gap)
+    }
+
+    /// Whether a step of action `a` is no event: an access to race-free words only.
+    fn no_event(&self, a: ActionIdx) -> bool {
+        let a = self.u.actions(a);
+        a.objects.len() == 1 && !a.elided.is_empty()
     }
 
     /// Walk a run on from step `w.s` (the path holds nodes `0..w.s`, `C` their events): the
@@ -750,7 +886,40 @@ impl<'a> Verifier<'a> {
             }
             let done = &done[..];
             let (action, own) = self.action_for(&w.threads, step.chosen, done[0].site, done[0].kind, done);
-            let e = self.event_at_c(action, done[0].kind);
+            let tid = step.chosen.0 as usize;
+            if self.since.len() <= tid {
+                self.since.resize(tid + 1, 0);
+            }
+            let (access_mark, since_before) = (self.access_undo.len(), self.since[tid]);
+            if self.no_event(action) {
+                // An access to race-free words only: no event, and no call of Alg. 1 (nothing
+                // can be reordered with it, so it has no alternative and changes no sleep set).
+                let q = self.c.last(own);
+                let after = self.u.depth_on(q, own) + 1;
+                self.record_accesses(action, own, q, after, s, step.chosen);
+                if let Some(why) = self.words.restart_needed() {
+                    return Err(VerifyError::Restart(why.to_string()));
+                }
+                self.path.push(Node { event: None, tid: step.chosen, access_mark, since_before, sleep: Vec::new(), runs_at: self.stats.runs, marks: None });
+                self.since[tid] += 1;
+                w.s += 1;
+                continue;
+            }
+            let (e, new) = self.event_at_c(action, done[0].kind, since_before);
+            if !new && self.u.gap(e) != since_before {
+                return Err(VerifyError::Nondeterministic(format!(
+                    "at step {s}, T{} took {since_before} unsynchronised steps before an event where an earlier run took {}",
+                    step.chosen.0,
+                    self.u.gap(e)
+                )));
+            }
+            if !self.u.elided(e).is_empty() {
+                let at = self.u.depth_on(Some(e), own);
+                self.record_accesses(action, own, Some(e), at, s, step.chosen);
+            }
+            if let Some(why) = self.words.restart_needed() {
+                return Err(VerifyError::Restart(why.to_string()));
+            }
             // Line 5 of Alg. 1: en(C) ⊆ D (impossible while D has fewer events than en(C), and
             // most of the time D is empty: then no enabled event needs to be looked up).
             if run.enabled_len(s) <= w.sleep.len() && self.first_awake(&w.threads, &run.enabled(s)?, &w.sleep).is_none() {
@@ -789,7 +958,8 @@ impl<'a> Verifier<'a> {
                 w.leaf = Some(leaf);
                 return Ok(());
             }
-            self.path.push(Node { event: e, tid: step.chosen, sleep: w.sleep.clone(), runs_at: self.stats.runs, marks: None });
+            self.path.push(Node { event: Some(e), tid: step.chosen, access_mark, since_before, sleep: w.sleep.clone(), runs_at: self.stats.runs, marks: None });
+            self.since[tid] = 0;
             self.c.push(&self.u, e);
             self.extensions.of_event(&mut self.u, &self.objects, e, own);
             if !w.sleep.is_empty() {
@@ -807,11 +977,54 @@ impl<'a> Verifier<'a> {
         for op in run.blocked() {
             let ev = as_event(op);
             let (a, own) = self.action_for(&w.threads, op.tid, op.site, op.kind, &[ev]);
+            if self.no_event(a) {
+                continue;
+            }
             let preds: Vec<Option<EventIdx>> = self.u.actions(a).objects.iter().map(|&o| self.c.last(o)).collect();
-            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own);
+            let gap = self.since.get(op.tid.0 as usize).copied().unwrap_or(0);
+            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
         }
         w.leaf = Some(Leaf::Maximal);
         Ok(())
+    }
+
+    /// The check that keeps a race-free word's accesses one causal chain (see
+    /// `race_free_words`), and the record it checks the next one against. Step `s` (by `tid`,
+    /// whose object is `own`) accesses the race-free words of action `a` with the history
+    /// `[q]` (its event's, or for a step that is no event its thread's last event's) and before
+    /// its thread's event at depth `after` in the thread's tree. The last access to each word
+    /// (by thread `t`, before `t`'s event at depth `d`) must be in the causal past: `t` is the
+    /// same thread, or `[q]` holds `t`'s event at depth `d`. (A thread's events in `C` form one
+    /// chain, so depths decide.) A word that fails becomes racy.
+    fn record_accesses(&mut self, a: ActionIdx, own: ObjIdx, q: Option<EventIdx>, after: u32, s: usize, tid: ThreadId) {
+        for i in 0..self.u.actions(a).elided.len() {
+            let x = self.u.actions(a).elided[i];
+            let slot = x.0 as usize;
+            if self.accesses.len() <= slot {
+                self.accesses.resize(slot + 1, None);
+            }
+            if let Some((t, d)) = self.accesses[slot] {
+                let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
+                if !ordered {
+                    let kind = self.u.actions(a).kind;
+                    self.words.racy(self.objects.key(x), || {
+                        format!("a {} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race, or reads no synchronisation orders)", kind.name(), tid.0)
+                    });
+                }
+            }
+            self.access_undo.push((x, self.accesses[slot]));
+            self.accesses[slot] = Some((own, after));
+        }
+    }
+
+    /// Undo what a node popped from the path recorded: its accesses, and its thread's count of
+    /// steps since its last event.
+    fn undo_accesses(&mut self, node: &Node) {
+        while self.access_undo.len() > node.access_mark {
+            let (x, prev) = self.access_undo.pop().expect("above the mark");
+            self.accesses[x.0 as usize] = prev;
+        }
+        self.since[node.tid.0 as usize] = node.since_before;
     }
 
     /// Line 13 of Alg. 1, amortised: when `U` has doubled since the last time, keep only
@@ -850,7 +1063,7 @@ impl<'a> Verifier<'a> {
         for level in 0..=self.path.len() {
             anchors.clear();
             let node = self.path.get_mut(level);
-            let candidates = node.as_ref().map_or(&w.sleep[..], |n| &n.sleep[..]).iter().chain(node.as_ref().map(|n| &n.event));
+            let candidates = node.as_ref().map_or(&w.sleep[..], |n| &n.sleep[..]).iter().chain(node.as_ref().and_then(|n| n.event.as_ref()));
             anchors.extend(candidates.copied().filter(|&d| seen.insert(d)));
             for &a in &anchors {
                 mark(a, &mut keep, &mut stack);
@@ -863,8 +1076,8 @@ impl<'a> Verifier<'a> {
             };
             // Closed under causality with the prefix, which is marked already: no walk up.
             marks.scan(u, &prefix, |x| keep[x.0 as usize] = true);
-            if let Some(n) = self.path.get(level) {
-                prefix.push(&self.u, n.event);
+            if let Some(e) = self.path.get(level).and_then(|n| n.event) {
+                prefix.push(&self.u, e);
             }
         }
         for &j in &w.follow {

@@ -43,6 +43,10 @@ pub struct Action {
     pub kind: EventKind,
     /// Sorted, without duplicates.
     pub objects: Box<[ObjIdx]>,
+    /// Memory words it accesses that are not among its objects because they are race-free so
+    /// far (see `race_free_words`): part of what the action is, so that a run accessing another
+    /// word is another action, but no tree of theirs is kept. Sorted, without duplicates.
+    pub elided: Box<[ObjIdx]>,
 }
 
 /// The action's kind with a trylock's result dropped.
@@ -85,6 +89,10 @@ struct Event {
     frontier: Vec<(ObjIdx, EventIdx)>,
     /// The next event whose key (action, predecessors) has the same hash.
     same_hash: Option<EventIdx>,
+    /// The steps its thread takes between its thread predecessor and it that are no events
+    /// (accesses to race-free words, see `race_free_words`): a function of the event, as the
+    /// thread's steps after its predecessor are a function of that predecessor's history.
+    gap: u32,
 }
 
 /// An event as a child in an object's tree (see [`Unfolding::children_of_others`]).
@@ -199,23 +207,23 @@ impl Unfolding {
     }
 
     pub fn action(&mut self, a: Action) -> ActionIdx {
-        self.intern_action(a.thread, a.own, a.site, a.kind, &a.objects)
+        self.intern_action(a.thread, a.own, a.site, a.kind, &a.objects, &a.elided)
     }
 
-    /// The action with these fields (`objects` sorted, without duplicates), interned: looking up
-    /// one that exists allocates nothing.
-    pub fn intern_action(&mut self, thread: StableThread, own: ObjIdx, site: Option<SiteId>, kind: EventKind, objects: &[ObjIdx]) -> ActionIdx {
-        let h = FxBuild::default().hash_one((thread, own, site, kind, objects));
+    /// The action with these fields (`objects` and `elided` sorted, without duplicates),
+    /// interned: looking up one that exists allocates nothing.
+    pub fn intern_action(&mut self, thread: StableThread, own: ObjIdx, site: Option<SiteId>, kind: EventKind, objects: &[ObjIdx], elided: &[ObjIdx]) -> ActionIdx {
+        let h = FxBuild::default().hash_one((thread, own, site, kind, objects, elided));
         let mut at = self.action_index.get(&h).copied();
         while let Some(i) = at {
             let a = &self.actions[i.0 as usize];
-            if a.thread == thread && a.own == own && a.site == site && a.kind == kind && *a.objects == *objects {
+            if a.thread == thread && a.own == own && a.site == site && a.kind == kind && *a.objects == *objects && *a.elided == *elided {
                 return i;
             }
             at = self.action_same_hash[i.0 as usize];
         }
         let i = ActionIdx(self.actions.len() as u32);
-        self.actions.push(Action { thread, own, site, kind, objects: objects.into() });
+        self.actions.push(Action { thread, own, site, kind, objects: objects.into(), elided: elided.into() });
         self.action_same_hash.push(self.action_index.insert(h, i));
         i
     }
@@ -256,6 +264,17 @@ impl Unfolding {
 
     pub fn objects(&self, e: EventIdx) -> &[ObjIdx] {
         &self.action_of(e).objects
+    }
+
+    /// The steps `e`'s thread takes after its thread predecessor and before `e` that are no
+    /// events (accesses to race-free words only).
+    pub fn gap(&self, e: EventIdx) -> u32 {
+        self.ev(e).gap
+    }
+
+    /// The race-free words `e` accesses (not among its objects).
+    pub fn elided(&self, e: EventIdx) -> &[ObjIdx] {
+        &self.action_of(e).elided
     }
 
     /// `e`'s node in `o`'s tree (`e` must belong to `o`).
@@ -455,8 +474,9 @@ impl Unfolding {
     }
 
     /// The event of `action` with these immediate predecessors (parallel to the action's
-    /// objects), created if new. The predecessors' histories must be compatible.
-    pub fn event(&mut self, action: ActionIdx, preds: &[Option<EventIdx>], kind: EventKind) -> (EventIdx, bool) {
+    /// objects), created if new (with `gap`, see [`Unfolding::gap`]). The predecessors'
+    /// histories must be compatible.
+    pub fn event(&mut self, action: ActionIdx, preds: &[Option<EventIdx>], kind: EventKind, gap: u32) -> (EventIdx, bool) {
         let hash = key_hash(action, preds);
         if let Some(e) = self.find_hashed(hash, action, preds) {
             return (e, false);
@@ -479,6 +499,7 @@ impl Unfolding {
                     skips: Vec::new(),
                     frontier: Vec::new(),
                     same_hash: None,
+                    gap,
                 });
                 EventIdx(self.events.len() as u32 - 1)
             }
@@ -588,7 +609,7 @@ impl Unfolding {
         let same_hash = self.by_key.insert(hash, idx);
         let ev = &mut self.events[idx.0 as usize];
         (ev.nodes, ev.skips, ev.frontier) = (nodes, skips, frontier);
-        (ev.action, ev.kind, ev.same_hash) = (action, kind, same_hash);
+        (ev.action, ev.kind, ev.same_hash, ev.gap) = (action, kind, same_hash, gap);
         self.alive[idx.0 as usize] = true;
         self.scratch_merged = merged;
         self.scratch_objs = objects;
@@ -650,7 +671,7 @@ mod tests {
     fn act(u: &mut Unfolding, t: u32, objs: &[u32]) -> ActionIdx {
         let mut objects: Vec<ObjIdx> = objs.iter().map(|&o| ObjIdx(o)).collect();
         objects.sort();
-        u.action(Action { thread: StableThread(t), own: ObjIdx(t), site: None, kind: EventKind::Lock, objects: objects.into() })
+        u.action(Action { thread: StableThread(t), own: ObjIdx(t), site: None, kind: EventKind::Lock, objects: objects.into(), elided: Box::new([]) })
     }
 
     /// A xorshift generator: the tests' runs are random, and the same every time.
@@ -681,7 +702,7 @@ mod tests {
             objs.dedup();
             let a = act(u, t, &objs);
             let preds: Vec<Option<EventIdx>> = u.actions(a).objects.iter().map(|o| last.get(&o.0).copied()).collect();
-            let (e, new) = u.event(a, &preds, EventKind::Lock);
+            let (e, new) = u.event(a, &preds, EventKind::Lock, 0);
             assert_eq!(u.find(a, &preds), Some(e));
             for o in &objs {
                 last.insert(*o, e);
@@ -697,11 +718,11 @@ mod tests {
         let mut u = Unfolding::new(2);
         let a = act(&mut u, 0, &[0, 9]);
         let b = act(&mut u, 1, &[1, 9]);
-        let (a1, _) = u.event(a, &[None, None], EventKind::Lock);
-        let (b1, _) = u.event(b, &[None, None], EventKind::Lock);
-        let (b2, _) = u.event(b, &[None, Some(a1)], EventKind::Lock);
-        let (a2, _) = u.event(a, &[None, Some(b1)], EventKind::Lock);
-        assert_eq!(u.event(a, &[None, None], EventKind::Lock), (a1, false), "hash-consed");
+        let (a1, _) = u.event(a, &[None, None], EventKind::Lock, 0);
+        let (b1, _) = u.event(b, &[None, None], EventKind::Lock, 0);
+        let (b2, _) = u.event(b, &[None, Some(a1)], EventKind::Lock, 0);
+        let (a2, _) = u.event(a, &[None, Some(b1)], EventKind::Lock, 0);
+        assert_eq!(u.event(a, &[None, None], EventKind::Lock, 0), (a1, false), "hash-consed");
         assert!(u.conflict(a1, b1) && u.conflict(a1, a2) && u.conflict(b2, b1) && u.conflict(b2, a2));
         assert!(u.le(a1, b2) && !u.le(b2, a1) && u.le(b1, a2) && !u.le(a1, a2));
         assert!(!u.conflict(a1, b2));
@@ -720,7 +741,7 @@ mod tests {
             let mut prev = None;
             for i in 0..60u32 {
                 let t = (i * 7 % 3) as usize;
-                let (e, _) = u.event(acts[t], &[last[t], prev], EventKind::Lock);
+                let (e, _) = u.event(acts[t], &[last[t], prev], EventKind::Lock, 0);
                 last[t] = Some(e);
                 prev = Some(e);
                 chain.push(e);
@@ -871,14 +892,14 @@ mod tests {
         let mut u = Unfolding::new(4);
         let a = act(&mut u, 0, &[0, 9]);
         let b = act(&mut u, 1, &[1, 9]);
-        let (a1, _) = u.event(a, &[None, None], EventKind::Lock);
-        let (b1, _) = u.event(b, &[None, None], EventKind::Lock);
+        let (a1, _) = u.event(a, &[None, None], EventKind::Lock, 0);
+        let (b1, _) = u.event(b, &[None, None], EventKind::Lock, 0);
         let mut keep = vec![false; u.capacity()];
         keep[a1.0 as usize] = true;
         u.retain(&keep);
         assert_eq!(u.live(), 1);
         assert_eq!(u.children(ObjIdx(9), None).collect::<Vec<_>>(), [a1]);
-        let (b1again, new) = u.event(b, &[None, None], EventKind::Lock);
+        let (b1again, new) = u.event(b, &[None, None], EventKind::Lock, 0);
         assert!(new && b1again == b1);
     }
 }

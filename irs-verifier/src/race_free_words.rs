@@ -1,0 +1,142 @@
+//! Race-free words: memory words explored without a tree of their own, and the check that keeps
+//! that sound.
+//!
+//! DESIGN §3 makes every access to a word dependent on every other access to it, and the
+//! verifier keeps that equivalence: it counts the same traces. But on a program whose shared
+//! words are accessed under locks (all of the QPOR paper's Table 1 programs and our families),
+//! two accesses to a word by different threads are always ordered by the synchronisation
+//! between them (an unlock and the next lock of the mutex, a create, a join), so their order is
+//! fixed by the order of the synchronisation events, and an event on the word adds nothing but
+//! cost: the walk made one per access (half to two thirds of all walked steps), each with a
+//! node in the word's tree, a frontier entry, and a search for conflicting extensions that finds
+//! none. Peer tools on the same programs (DPU, QPOR paper §6) make no events of memory accesses
+//! at all.
+//!
+//! So a word starts *race-free*: an access to it is an event of its thread only (the word is
+//! kept in the action as [`crate::unfolding::Action::elided`], so that an access to another
+//! word is another action), and the walk checks every access against the last access to the
+//! word in `C`: the last one must be in the new access's causal past (`le`). If every access
+//! passes, the accesses to the word form one causal chain in every explored execution, and the
+//! traces (and the states, and the violations) are exactly those of the full dependence.
+//!
+//! When an access fails the check (a data race, or a read-read pair no synchronisation orders)
+//! or the word is accessed atomically, the word becomes *racy* for the rest of the
+//! verification: an object with a tree, as DESIGN §3 says; and the exploration starts over,
+//! because what it built so far assumed the word race-free. That is complete: if some execution
+//! has such a pair, take the first access `a` (in that execution's order) unordered with an
+//! earlier access to its word. Before `a`, every race-free word's accesses form a chain, so the
+//! events before `a` are a configuration of the explored unfolding, with the states the program
+//! had; every configuration is contained in an explored maximal one, whose thread of `a` is at
+//! the same state after it and performs `a` too, unordered with the same earlier access; the
+//! walk of that execution fails the check at `a` or before. The same argument per subtree shows
+//! that a subtree explored without a failed check holds no race on a race-free word: a prefix
+//! published safe stays safe.
+
+use crate::fx_hash::FxHashMap;
+use shared_proto::dependence::ObjectKey;
+use shared_proto::{AccessKind, EventKind};
+
+/// What the verifier knows of the program's words (it lives across restarts).
+#[derive(Default)]
+pub struct RaceFreeWords {
+    /// Off: every word is an object (`irs verify --no-race-free-words`).
+    off: bool,
+    /// Per word seen: whether it is racy (else race-free so far).
+    words: FxHashMap<ObjectKey, bool>,
+    /// Why the exploration must start over, once a word that had been race-free became racy.
+    restart: Option<String>,
+    restarts: u64,
+}
+
+impl RaceFreeWords {
+    pub fn new(on: bool) -> RaceFreeWords {
+        RaceFreeWords { off: !on, ..RaceFreeWords::default() }
+    }
+
+    /// Whether an access of `kind` to `word` is made without the word as an object: the word is
+    /// race-free so far, and the access is not atomic (an atomic access synchronises by the
+    /// word itself, so its word is racy from the first).
+    pub fn elide(&mut self, word: ObjectKey, kind: EventKind) -> bool {
+        if self.off {
+            return false;
+        }
+        if matches!(kind, EventKind::Access(AccessKind::AtomicLoad | AccessKind::AtomicStore | AccessKind::Rmw | AccessKind::CmpXchg)) {
+            self.racy(word, || "it is accessed atomically".into());
+            return false;
+        }
+        !*self.words.entry(word).or_insert(false)
+    }
+
+    /// `word` is racy from now on; if it had been race-free, the exploration must start over.
+    pub fn racy(&mut self, word: ObjectKey, why: impl FnOnce() -> String) {
+        match self.words.insert(word, true) {
+            Some(false) if self.restart.is_none() => self.restart = Some(why()),
+            _ => {}
+        }
+    }
+
+    /// Why the exploration must start over, if it must (asked once per walked step).
+    pub fn restart_needed(&self) -> Option<&str> {
+        self.restart.as_deref()
+    }
+
+    /// The exploration starts over.
+    pub fn restarted(&mut self) {
+        self.restart = None;
+        self.restarts += 1;
+    }
+
+    pub fn restarts(&self) -> u64 {
+        self.restarts
+    }
+
+    /// Words seen so far that are racy, and race-free.
+    pub fn counts(&self) -> (usize, usize) {
+        let racy = self.words.values().filter(|&&r| r).count();
+        (racy, self.words.len() - racy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared_proto::Region;
+
+    fn word(w: u64) -> ObjectKey {
+        ObjectKey::Word(Region::Static, w)
+    }
+
+    #[test]
+    fn a_word_is_race_free_until_it_races_and_then_racy_for_good() {
+        let mut r = RaceFreeWords::new(true);
+        let load = EventKind::Access(AccessKind::Load);
+        assert!(r.elide(word(1), load));
+        assert!(r.restart_needed().is_none());
+        r.racy(word(1), || "a race".into());
+        assert_eq!(r.restart_needed(), Some("a race"));
+        assert!(!r.elide(word(1), load));
+        r.restarted();
+        assert!(r.restart_needed().is_none());
+        assert!(!r.elide(word(1), load), "racy for good");
+        assert_eq!((r.counts(), r.restarts()), ((1, 0), 1));
+    }
+
+    #[test]
+    fn an_atomic_access_makes_its_word_racy_and_restarts_only_if_it_was_elided() {
+        let mut r = RaceFreeWords::new(true);
+        let rmw = EventKind::Access(AccessKind::Rmw);
+        assert!(!r.elide(word(2), rmw));
+        assert!(r.restart_needed().is_none(), "never elided: nothing to redo");
+        assert!(!r.elide(word(2), EventKind::Access(AccessKind::Store)));
+        assert!(r.elide(word(3), EventKind::Access(AccessKind::Store)));
+        assert!(!r.elide(word(3), EventKind::Access(AccessKind::CmpXchg)));
+        assert_eq!(r.restart_needed(), Some("it is accessed atomically"));
+    }
+
+    #[test]
+    fn off_elides_nothing() {
+        let mut r = RaceFreeWords::new(false);
+        assert!(!r.elide(word(1), EventKind::Access(AccessKind::Load)));
+        assert_eq!(r.counts(), (0, 0));
+    }
+}
