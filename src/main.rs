@@ -520,6 +520,9 @@ fn main() -> ExitCode {
                         "memory words: {} race-free (ordered by synchronisation in every execution explored), {} racy; {} restarts",
                         s.race_free_words, s.racy_words, s.restarts
                     );
+                    for r in &o.report.races {
+                        println!("race: {r}");
+                    }
                     if let Some(why) = &o.report.stopped {
                         println!("incomplete: {why}");
                     }

@@ -145,6 +145,9 @@ fn race_free_words_count_the_same_traces_and_a_race_starts_the_exploration_over(
     let schedules = d.join("racy.schedules");
     let j = json(&verify(&d, &["--json", "--schedules-out", schedules.to_str().unwrap()], &racy));
     assert_eq!(j["racy_words"].as_u64(), Some(2), "x and y: {j}");
+    let races: Vec<&str> = j["races"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    assert_eq!(races.len(), 2, "{j}");
+    assert!(races.iter().all(|r| r.contains("counter_racy.c:") && r.contains("not ordered after")), "each with its source line: {races:?}");
     assert!((1..=2).contains(&j["restarts"].as_u64().unwrap()), "{j}");
     let lines = std::fs::read_to_string(&schedules).unwrap();
     assert_eq!(lines.lines().count() as u64, j["traces"].as_u64().unwrap(), "{lines}");
@@ -153,6 +156,9 @@ fn race_free_words_count_the_same_traces_and_a_race_starts_the_exploration_over(
     assert!(j["race_free_words"].as_u64().unwrap() >= 2, "x and y at least: {j}");
     let o = verify(&d, &[], &locked);
     assert!(o.stdout.contains(" race-free (ordered by synchronisation"), "{}", o.stdout);
+    assert!(!o.stdout.contains("race: "), "{}", o.stdout);
+    let o = verify(&d, &[], &racy);
+    assert_eq!(o.stdout.lines().filter(|l| l.starts_with("race: the ")).count(), 2, "{}", o.stdout);
 }
 
 /// The report splits the verifier's share of the time: the walk behind the program (timed

@@ -172,6 +172,9 @@ pub struct Report {
     /// Executions that did not end (time-outs, event limits): the exploration below them is not
     /// complete.
     pub nonterminating: Vec<Bug>,
+    /// The data races found (and atomic accesses to words accessed plainly before): how each
+    /// word that had been taken as race-free was found racy (see `race_free_words`).
+    pub races: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -500,7 +503,8 @@ impl<'a> Verifier<'a> {
                 Ok(stopped) => {
                     self.refresh_stats();
                     hooks.progress(&self.stats);
-                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating });
+                    let races = self.words.found().to_vec();
+                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races });
                 }
             }
         }
@@ -1006,9 +1010,12 @@ impl<'a> Verifier<'a> {
             if let Some((t, d)) = self.accesses[slot] {
                 let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
                 if !ordered {
-                    let kind = self.u.actions(a).kind;
+                    let action = self.u.actions(a);
+                    let site = action.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
+                    let at = site.map(|(_, info)| format!(" at {} ({})", info.location(), info.target)).unwrap_or_default();
+                    let kind = action.kind.name();
                     self.words.racy(self.objects.key(x), || {
-                        format!("a {} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race, or reads no synchronisation orders)", kind.name(), tid.0)
+                        format!("the {kind}{at} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race, or reads no synchronisation orders)", tid.0)
                     });
                 }
             }

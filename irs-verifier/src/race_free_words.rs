@@ -22,7 +22,8 @@
 //! When an access fails the check (a data race, or a read-read pair no synchronisation orders)
 //! or the word is accessed atomically, the word becomes *racy* for the rest of the
 //! verification: an object with a tree, as DESIGN §3 says; and the exploration starts over,
-//! because what it built so far assumed the word race-free. That is complete: if some execution
+//! because what it built so far assumed the word race-free (after [`MAX_RESTARTS`], with every
+//! word an object). That is complete: if some execution
 //! has such a pair, take the first access `a` (in that execution's order) unordered with an
 //! earlier access to its word. Before `a`, every race-free word's accesses form a chain, so the
 //! events before `a` are a configuration of the explored unfolding, with the states the program
@@ -33,6 +34,10 @@
 //! published safe stays safe.
 
 use crate::fx_hash::FxHashMap;
+
+/// Starts over allowed before every word is made an object at once (a program with many racy
+/// words found one at a time would otherwise start over once per word).
+pub const MAX_RESTARTS: u64 = 8;
 use shared_proto::dependence::ObjectKey;
 use shared_proto::{AccessKind, EventKind};
 
@@ -45,6 +50,9 @@ pub struct RaceFreeWords {
     words: FxHashMap<ObjectKey, bool>,
     /// Why the exploration must start over, once a word that had been race-free became racy.
     restart: Option<String>,
+    /// Why each word that had been race-free became racy (for the report: data races are
+    /// worth knowing about even where no assertion fails).
+    found: Vec<String>,
     restarts: u64,
 }
 
@@ -69,10 +77,12 @@ impl RaceFreeWords {
 
     /// `word` is racy from now on; if it had been race-free, the exploration must start over.
     pub fn racy(&mut self, word: ObjectKey, why: impl FnOnce() -> String) {
-        match self.words.insert(word, true) {
-            Some(false) if self.restart.is_none() => self.restart = Some(why()),
-            _ => {}
+        if self.words.insert(word, true) != Some(false) || self.off {
+            return;
         }
+        let why = why();
+        self.found.push(why.clone());
+        self.restart.get_or_insert(why);
     }
 
     /// Why the exploration must start over, if it must (asked once per walked step).
@@ -80,14 +90,23 @@ impl RaceFreeWords {
         self.restart.as_deref()
     }
 
-    /// The exploration starts over.
+    /// The exploration starts over; after [`MAX_RESTARTS`], with every word an object.
     pub fn restarted(&mut self) {
         self.restart = None;
         self.restarts += 1;
+        if self.restarts >= MAX_RESTARTS {
+            self.off = true;
+            self.words.values_mut().for_each(|racy| *racy = true);
+        }
     }
 
     pub fn restarts(&self) -> u64 {
         self.restarts
+    }
+
+    /// Why each word found racy after it had been taken as race-free became racy.
+    pub fn found(&self) -> &[String] {
+        &self.found
     }
 
     /// Words seen so far that are racy, and race-free.
@@ -114,6 +133,8 @@ mod tests {
         assert!(r.restart_needed().is_none());
         r.racy(word(1), || "a race".into());
         assert_eq!(r.restart_needed(), Some("a race"));
+        r.racy(word(1), || "again".into());
+        assert_eq!(r.found(), ["a race"], "found once");
         assert!(!r.elide(word(1), load));
         r.restarted();
         assert!(r.restart_needed().is_none());
@@ -131,6 +152,22 @@ mod tests {
         assert!(r.elide(word(3), EventKind::Access(AccessKind::Store)));
         assert!(!r.elide(word(3), EventKind::Access(AccessKind::CmpXchg)));
         assert_eq!(r.restart_needed(), Some("it is accessed atomically"));
+    }
+
+    #[test]
+    fn after_the_last_restart_allowed_every_word_is_an_object() {
+        let mut r = RaceFreeWords::new(true);
+        let store = EventKind::Access(AccessKind::Store);
+        for w in 0..MAX_RESTARTS {
+            assert!(r.elide(word(w), store) && r.elide(word(100), store));
+            r.racy(word(w), || format!("race {w}"));
+            assert!(r.restart_needed().is_some());
+            r.restarted();
+        }
+        assert!(!r.elide(word(100), store) && !r.elide(word(101), store), "every word an object now");
+        r.racy(word(100), || "late".into());
+        assert!(r.restart_needed().is_none(), "no more restarts");
+        assert_eq!(r.counts(), (MAX_RESTARTS as usize + 1, 0));
     }
 
     #[test]
