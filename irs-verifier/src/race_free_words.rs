@@ -37,7 +37,7 @@ use crate::fx_hash::FxHashMap;
 
 /// Starts over allowed before every word is made an object at once (a program with many racy
 /// words found one at a time would otherwise start over once per word).
-pub const MAX_RESTARTS: u64 = 8;
+pub const MAX_RESTARTS: u64 = 4;
 use shared_proto::dependence::ObjectKey;
 use shared_proto::{AccessKind, EventKind};
 
