@@ -351,6 +351,13 @@ fn as_event(op: &PendingOp) -> Event {
     Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object }
 }
 
+/// " at FILE:LINE:COL (what it accesses)" for a site of the program, for people; empty if
+/// unknown.
+fn site_text(ex: &Executor, site: Option<shared_proto::SiteId>) -> String {
+    let info = site.and_then(|id| ex.hello().sites.iter().find(|(i, _)| *i == id));
+    info.map(|(_, info)| format!(" at {} ({})", info.location(), info.target)).unwrap_or_default()
+}
+
 /// Group outcomes into bugs: a message is one bug whatever schedule led to it.
 fn bug_key(o: &Outcome) -> String {
     o.to_string()
@@ -778,7 +785,7 @@ impl<'a> Verifier<'a> {
             for e in events {
                 for k in objects_of(e) {
                     let o = self.objects.of_run(k, threads);
-                    if self.objects.class(o) == ObjClass::Memory && self.words.elide(self.objects.key(o), e.kind) {
+                    if self.objects.class(o) == ObjClass::Memory && self.words.elide(self.objects.key(o), e.kind, || site_text(self.ex, e.site)) {
                         elided.push(o);
                     } else {
                         objs.push(o);
@@ -1011,8 +1018,7 @@ impl<'a> Verifier<'a> {
                 let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
                 if !ordered {
                     let action = self.u.actions(a);
-                    let site = action.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
-                    let at = site.map(|(_, info)| format!(" at {} ({})", info.location(), info.target)).unwrap_or_default();
+                    let at = site_text(self.ex, action.site);
                     let kind = action.kind.name();
                     self.words.racy(self.objects.key(x), || {
                         format!("the {kind}{at} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race, or reads no synchronisation orders)", tid.0)

@@ -64,12 +64,13 @@ impl RaceFreeWords {
     /// Whether an access of `kind` to `word` is made without the word as an object: the word is
     /// race-free so far, and the access is not atomic (an atomic access synchronises by the
     /// word itself, so its word is racy from the first).
-    pub fn elide(&mut self, word: ObjectKey, kind: EventKind) -> bool {
+    /// `at` says where the access is, for the report, should an atomic one make its word racy.
+    pub fn elide(&mut self, word: ObjectKey, kind: EventKind, at: impl FnOnce() -> String) -> bool {
         if self.off {
             return false;
         }
         if matches!(kind, EventKind::Access(AccessKind::AtomicLoad | AccessKind::AtomicStore | AccessKind::Rmw | AccessKind::CmpXchg)) {
-            self.racy(word, || "it is accessed atomically".into());
+            self.racy(word, || format!("the {}{} accesses atomically a word accessed plainly before (atomics synchronise by the word itself)", kind.name(), at()));
             return false;
         }
         !*self.words.entry(word).or_insert(false)
@@ -129,16 +130,16 @@ mod tests {
     fn a_word_is_race_free_until_it_races_and_then_racy_for_good() {
         let mut r = RaceFreeWords::new(true);
         let load = EventKind::Access(AccessKind::Load);
-        assert!(r.elide(word(1), load));
+        assert!(r.elide(word(1), load, String::new));
         assert!(r.restart_needed().is_none());
         r.racy(word(1), || "a race".into());
         assert_eq!(r.restart_needed(), Some("a race"));
         r.racy(word(1), || "again".into());
         assert_eq!(r.found(), ["a race"], "found once");
-        assert!(!r.elide(word(1), load));
+        assert!(!r.elide(word(1), load, String::new));
         r.restarted();
         assert!(r.restart_needed().is_none());
-        assert!(!r.elide(word(1), load), "racy for good");
+        assert!(!r.elide(word(1), load, String::new), "racy for good");
         assert_eq!((r.counts(), r.restarts()), ((1, 0), 1));
     }
 
@@ -146,12 +147,12 @@ mod tests {
     fn an_atomic_access_makes_its_word_racy_and_restarts_only_if_it_was_elided() {
         let mut r = RaceFreeWords::new(true);
         let rmw = EventKind::Access(AccessKind::Rmw);
-        assert!(!r.elide(word(2), rmw));
+        assert!(!r.elide(word(2), rmw, String::new));
         assert!(r.restart_needed().is_none(), "never elided: nothing to redo");
-        assert!(!r.elide(word(2), EventKind::Access(AccessKind::Store)));
-        assert!(r.elide(word(3), EventKind::Access(AccessKind::Store)));
-        assert!(!r.elide(word(3), EventKind::Access(AccessKind::CmpXchg)));
-        assert_eq!(r.restart_needed(), Some("it is accessed atomically"));
+        assert!(!r.elide(word(2), EventKind::Access(AccessKind::Store), String::new));
+        assert!(r.elide(word(3), EventKind::Access(AccessKind::Store), String::new));
+        assert!(!r.elide(word(3), EventKind::Access(AccessKind::CmpXchg), || " at x.c:3".into()));
+        assert_eq!(r.restart_needed(), Some("the cmpxchg at x.c:3 accesses atomically a word accessed plainly before (atomics synchronise by the word itself)"));
     }
 
     #[test]
@@ -159,12 +160,12 @@ mod tests {
         let mut r = RaceFreeWords::new(true);
         let store = EventKind::Access(AccessKind::Store);
         for w in 0..MAX_RESTARTS {
-            assert!(r.elide(word(w), store) && r.elide(word(100), store));
+            assert!(r.elide(word(w), store, String::new) && r.elide(word(100), store, String::new));
             r.racy(word(w), || format!("race {w}"));
             assert!(r.restart_needed().is_some());
             r.restarted();
         }
-        assert!(!r.elide(word(100), store) && !r.elide(word(101), store), "every word an object now");
+        assert!(!r.elide(word(100), store, String::new) && !r.elide(word(101), store, String::new), "every word an object now");
         r.racy(word(100), || "late".into());
         assert!(r.restart_needed().is_none(), "no more restarts");
         assert_eq!(r.counts(), (MAX_RESTARTS as usize + 1, 0));
@@ -173,7 +174,7 @@ mod tests {
     #[test]
     fn off_elides_nothing() {
         let mut r = RaceFreeWords::new(false);
-        assert!(!r.elide(word(1), EventKind::Access(AccessKind::Load)));
+        assert!(!r.elide(word(1), EventKind::Access(AccessKind::Load), String::new));
         assert_eq!(r.counts(), (0, 0));
     }
 }
