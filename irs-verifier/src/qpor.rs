@@ -520,9 +520,7 @@ impl<'a> Verifier<'a> {
     /// Forget the exploration so far (a word taken as race-free raced; `self.words` knows it
     /// now) and keep its times.
     fn start_over(&mut self, why: &str, hooks: &mut dyn Hooks) -> Result<(), VerifyError> {
-        while let Some((_, snap)) = self.snapshots.pop() {
-            self.ex.release(snap)?;
-        }
+        self.release_snapshots_off(&[])?; // all of them
         self.words.restarted();
         if !self.bugs.is_empty() || !self.nonterminating.is_empty() {
             // What was found stays found: nothing more is told safe.
@@ -633,9 +631,7 @@ impl<'a> Verifier<'a> {
             self.ex.recycle(std::mem::replace(&mut exec, x));
             leaf = l;
         };
-        while let Some((_, snap)) = self.snapshots.pop() {
-            self.ex.release(snap)?;
-        }
+        self.release_snapshots_off(&[])?; // all of them
         Ok(stopped)
     }
 
@@ -902,35 +898,39 @@ impl<'a> Verifier<'a> {
                 self.since.resize(tid + 1, 0);
             }
             let (access_mark, since_before) = (self.access_undo.len(), self.since[tid]);
-            if self.no_event(action) {
-                // An access to race-free words only: no event, and no call of Alg. 1 (nothing
-                // can be reordered with it, so it has no alternative and changes no sleep set).
-                let q = self.c.last(own);
-                let after = self.u.depth_on(q, own) + 1;
-                self.record_accesses(action, own, q, after, s, step.chosen);
-                if let Some(why) = self.words.restart_needed() {
-                    return Err(VerifyError::Restart(why.to_string()));
+            // An access to race-free words only is no event, and no call of Alg. 1 (nothing can
+            // be reordered with it, so it has no alternative and changes no sleep set).
+            let event = match self.no_event(action) {
+                true => None,
+                false => {
+                    let (e, new) = self.event_at_c(action, done[0].kind, since_before);
+                    if !new && self.u.gap(e) != since_before {
+                        return Err(VerifyError::Nondeterministic(format!(
+                            "at step {s}, T{} took {since_before} unsynchronised steps before an event where an earlier run took {}",
+                            step.chosen.0,
+                            self.u.gap(e)
+                        )));
+                    }
+                    Some(e)
                 }
-                self.path.push(Node { event: None, tid: step.chosen, access_mark, since_before, sleep: Vec::new(), runs_at: self.stats.runs, marks: None });
-                self.since[tid] += 1;
-                w.s += 1;
-                continue;
-            }
-            let (e, new) = self.event_at_c(action, done[0].kind, since_before);
-            if !new && self.u.gap(e) != since_before {
-                return Err(VerifyError::Nondeterministic(format!(
-                    "at step {s}, T{} took {since_before} unsynchronised steps before an event where an earlier run took {}",
-                    step.chosen.0,
-                    self.u.gap(e)
-                )));
-            }
-            if !self.u.elided(e).is_empty() {
-                let at = self.u.depth_on(Some(e), own);
-                self.record_accesses(action, own, Some(e), at, s, step.chosen);
+            };
+            if !self.u.actions(action).elided.is_empty() {
+                // The access's history, and the depth of its thread's event that follows it.
+                let (q, after) = match event {
+                    Some(e) => (Some(e), self.u.depth_on(Some(e), own)),
+                    None => (self.c.last(own), self.u.depth_on(self.c.last(own), own) + 1),
+                };
+                self.record_accesses(action, own, q, after, s, step.chosen);
             }
             if let Some(why) = self.words.restart_needed() {
                 return Err(VerifyError::Restart(why.to_string()));
             }
+            let Some(e) = event else {
+                self.path.push(Node { event: None, tid: step.chosen, access_mark, since_before, sleep: Vec::new(), runs_at: self.stats.runs, marks: None });
+                self.since[tid] += 1;
+                w.s += 1;
+                continue;
+            };
             // Line 5 of Alg. 1: en(C) ⊆ D (impossible while D has fewer events than en(C), and
             // most of the time D is empty: then no enabled event needs to be looked up).
             if run.enabled_len(s) <= w.sleep.len() && self.first_awake(&w.threads, &run.enabled(s)?, &w.sleep).is_none() {
