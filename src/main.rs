@@ -547,7 +547,8 @@ fn main() -> ExitCode {
                             println!("publish: {e}");
                         }
                     }
-                    println!("verdict: {}", o.verdict());
+                    println!("covers: {}", o.covers());
+                    println!("{}", o.verdict_line());
                     if json {
                         let mut j = irs::verify::to_json(&o, k);
                         if let Some(p) = &publisher {

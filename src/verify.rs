@@ -33,13 +33,51 @@ pub struct Outcomes {
 }
 
 impl Outcomes {
+    /// `safe` only when every execution of the program for this input was explored with no
+    /// limit hit and no bound on what it explored; `safe-within-bounds` when every execution
+    /// within the bounds the report names (the values of `__VERIFIER_nondet_*`) was; otherwise
+    /// `violation` or `incomplete`. Never stronger than what was explored.
     pub fn verdict(&self) -> &'static str {
         if !self.report.bugs.is_empty() {
             "violation"
         } else if self.report.stopped.is_some() || !self.report.nonterminating.is_empty() {
             "incomplete"
+        } else if !self.report.bounds.is_empty() {
+            "safe-within-bounds"
         } else {
             "safe"
+        }
+    }
+
+    /// What the verdict covers, in a sentence.
+    pub fn covers(&self) -> String {
+        let input = "this input (the arguments, environment and standard input it ran with)";
+        match self.verdict() {
+            "violation" => format!("a bug found in an execution for {input}; the schedule files reproduce it"),
+            "incomplete" => {
+                let why = match (&self.report.stopped, self.report.nonterminating.first()) {
+                    (Some(s), _) => s.clone(),
+                    (None, Some(b)) => format!("an execution did not end ({})", b.outcome),
+                    (None, None) => "a limit was hit".into(),
+                };
+                format!("only the executions explored before the exploration stopped ({why}); not every execution for {input}")
+            }
+            "safe-within-bounds" => format!("every execution for {input} within these bounds: {}", self.report.bounds.join("; ")),
+            _ => format!("every execution for {input}"),
+        }
+    }
+
+    /// The verdict line of the text report: the verdict, and for anything but plain `safe` and
+    /// `violation` what restricts it.
+    pub fn verdict_line(&self) -> String {
+        match self.verdict() {
+            "incomplete" => match (&self.report.stopped, self.report.nonterminating.first()) {
+                (Some(s), _) => format!("verdict: incomplete ({s})"),
+                (None, Some(b)) => format!("verdict: incomplete (an execution did not end: {})", b.outcome),
+                (None, None) => "verdict: incomplete".into(),
+            },
+            "safe-within-bounds" => format!("verdict: safe-within-bounds ({})", self.report.bounds.join("; ")),
+            v => format!("verdict: {v}"),
         }
     }
 
@@ -320,6 +358,8 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "peak_rss_kb": o.peak_rss_kb,
         "verifier_cpu_seconds": o.cpu_seconds,
         "verdict": o.verdict(),
+        "covers": o.covers(),
+        "bounds": o.report.bounds,
         "stopped": o.report.stopped,
         "violations": bugs,
         "k": match k { Some(k) => serde_json::json!(k), None => serde_json::json!("optimal") },

@@ -141,7 +141,7 @@ fn record_mode_through_the_environment() {
     let out = run(Command::new(d.join("p")).env("IRS_MODE", "record").env("IRS_TRACE", &trace), None, T).unwrap();
     assert_eq!(out.how(), "exit 5");
     let t = shared_proto::Trace::read(&trace).unwrap();
-    assert_eq!(irs::trace_view::by_thread(&t), "outcome: exit 5\nthread 0:\n  store g\n  load g\n  exit T0\n");
+    assert_eq!(irs::trace_view::by_thread(&t), "outcome: exit 5\nthread 0:\n  store g\n  load g\n  end the process\n");
     let bad = run(Command::new(d.join("p")).env("IRS_MODE", "bogus"), None, T).unwrap();
     assert_eq!(bad.how(), "exit 2");
     assert_eq!(bad.stderr.trim().lines().count(), 1, "{}", bad.stderr);

@@ -38,13 +38,13 @@ fn logical(t: &Trace) -> Trace {
                 l.offset = rebase(l.offset);
             }
         }
-        ObjectRef::Thread(_) => {}
+        ObjectRef::Thread(_) | ObjectRef::Process => {}
     };
     for e in &mut t.events {
         strip(&mut e.object);
     }
     for s in &mut t.steps {
-        for p in &mut s.enabled {
+        for p in s.enabled.iter_mut().chain(s.cut.as_mut()) {
             strip(&mut p.object);
         }
     }

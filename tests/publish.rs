@@ -184,3 +184,38 @@ int main(void) {
     assert_eq!(p.json["verdict"], "incomplete", "{}", p.json);
     assert!(cuts(&p).last().unwrap().iter().any(|&c| c > 0), "a prefix above an unended execution stays: {}", p.json);
 }
+
+/// DESIGN §3, the process's end: the first execution (the default policy's) has `main` return
+/// while the thread it created has done nothing, so the end kills that thread. Every other
+/// schedule lets the thread read `x` first and abort, so no smaller prefix is ever safe: the
+/// whole first execution stays published, and under it the thread must not run before the end
+/// (its first event is outside the prefix, behind main's kills, which never complete), although
+/// `main` spins a while before returning and the plain build aborts in most runs.
+#[test]
+fn a_thread_the_verified_trace_cut_off_stays_behind_until_the_end() {
+    let d = scratch("publish/end");
+    let prog = build(
+        &d,
+        "cut",
+        r#"
+#include <pthread.h>
+#include <stdlib.h>
+int x;
+void *t(void *a) { if (x == 0) abort(); return 0; }
+int main(void) {
+  pthread_t a;
+  pthread_create(&a, 0, t, 0);
+  pthread_detach(a);
+  for (volatile int i = 0; i < 200000; i++) {}
+  return 0;
+}
+"#,
+    );
+    let p = publish(&d, &prog);
+    assert_eq!(p.json["verdict"], "violation", "{}", p.json);
+    let cuts = cuts(&p);
+    assert_eq!(cuts.len(), 1, "only the whole first execution is safe: {}", p.json);
+    assert_eq!(cuts[0][1], 0, "the first execution cut T1 off before its first event: {}", p.json);
+    assert_eq!(chaos_failures(&prog, 200, true), 0, "a thread ran before the end under the published prefix");
+    assert!(chaos_failures(&prog, 50, false) > 0, "the plain runs should abort");
+}

@@ -191,6 +191,14 @@ fn limits_make_the_verdict_incomplete() {
     assert_eq!(j["verdict"], "incomplete", "{j}");
     assert_eq!(j["executions"], 3, "{j}");
     assert!(j["stopped"].as_str().unwrap().contains("3 executions"), "{j}");
+    // What a verdict covers is said, in JSON and in text; the text names the limit.
+    assert!(j["covers"].as_str().unwrap().contains("not every execution"), "{j}");
+    assert!(o.stdout.contains("verdict: incomplete (stopped at the limit of 3 executions)"), "{}", o.stdout);
+    let o = verify(&d, &["--json"], &prog);
+    let j = json(&o);
+    assert_eq!((j["verdict"].as_str(), j["bounds"].as_array().map(|b| b.len())), (Some("safe"), Some(0)), "{j}");
+    assert!(j["covers"].as_str().unwrap().starts_with("every execution for this input"), "{j}");
+    assert!(o.stdout.contains("\nverdict: safe\n"), "{}", o.stdout);
 }
 
 #[test]

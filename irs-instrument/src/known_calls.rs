@@ -47,6 +47,14 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "calloc", wrapper: "__irs_calloc", kind: SiteKind::Alloc },
     RoutedCall { name: "realloc", wrapper: "__irs_realloc", kind: SiteKind::Alloc },
     RoutedCall { name: "free", wrapper: "__irs_free", kind: SiteKind::Free },
+    // The process's end (DESIGN §3): an event of the thread that ends it, then its handlers, then
+    // the kills of the other threads.
+    RoutedCall { name: "exit", wrapper: "__irs_exit", kind: SiteKind::ProcessEnd },
+    RoutedCall { name: "_exit", wrapper: "__irs__exit", kind: SiteKind::ProcessEnd },
+    RoutedCall { name: "_Exit", wrapper: "__irs__exit", kind: SiteKind::ProcessEnd },
+    RoutedCall { name: "quick_exit", wrapper: "__irs_quick_exit", kind: SiteKind::ProcessEnd },
+    RoutedCall { name: "at_quick_exit", wrapper: "__irs_at_quick_exit", kind: SiteKind::ExitHandler },
+    RoutedCall { name: "atexit", wrapper: "__irs_atexit", kind: SiteKind::ExitHandler },
     // What glibc keeps in the OS thread's descriptor must be per logical thread in EXPLORE.
     RoutedCall { name: "pthread_self", wrapper: "__irs_pthread_self", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_detach", wrapper: "__irs_pthread_detach", kind: SiteKind::ThreadQuery },

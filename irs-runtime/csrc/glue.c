@@ -15,3 +15,19 @@ extern const char __stop_irs_modules[] __attribute__((weak));
 
 const char *__irs_modules_begin(void) { return __start_irs_modules; }
 const char *__irs_modules_end(void) { return __stop_irs_modules; }
+
+/* The executable's static destructors (`__attribute__((destructor))`), last first, as the C
+ * library's `_dl_fini` runs them. The runtime calls this where the process's end completes
+ * (after the exit handlers), so that they run on the exiting thread as events like any other;
+ * the process then leaves without the C library's clean-up, which would run them again. The
+ * bounds are the linker's, weak so that an executable without the array still links. */
+extern void (*__fini_array_start[])(void) __attribute__((weak));
+extern void (*__fini_array_end[])(void) __attribute__((weak));
+
+void __irs_run_fini_array(void) {
+    if (!__fini_array_start || !__fini_array_end) return;
+    for (void (**f)(void) = __fini_array_end; f != __fini_array_start;) {
+        --f;
+        if (*f) (*f)();
+    }
+}

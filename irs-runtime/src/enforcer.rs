@@ -407,6 +407,28 @@ pub fn exit_after() {
     }
 }
 
+/// At the process's end, after the exit handlers (DESIGN §3): the calling thread's remaining
+/// events of the verified trace inside the cutoff are its kills; each waits for what it follows
+/// there (rule 1: the killed thread's events before the kill), and none is completed, so that a
+/// thread the verified trace cut off stays behind its barrier until the process is gone.
+pub fn end_waits() {
+    let Some(e) = ENFORCER.get() else { return };
+    loop {
+        let go_on = ME.with(|me| {
+            let Some(t) = me.tid.get() else { return false };
+            if me.free.get() {
+                return false;
+            }
+            let k = me.k.get() + me.open.get();
+            k < my_cut(e, me, t) && k < e.view.thread_rows(ThreadId(t))
+        });
+        if !go_on {
+            return;
+        }
+        before(None);
+    }
+}
+
 /// Is the calling thread still constrained (so that wrappers announce its events)?
 pub fn constrained() -> bool {
     ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get())

@@ -29,7 +29,7 @@ use crate::program_info::ProgramInfo;
 use crate::scheduler;
 use crate::stack_pool;
 use crate::thread_flag;
-use shared_proto::explore_buffer::{BufferWriter, Capacity, ChildOutcome, Mark};
+use shared_proto::explore_buffer::{BufferWriter, Capacity, Mark};
 use shared_proto::explore_protocol::{self as proto, Hello, Policy, ProcessEnd, RequestKind, MAX_OUTPUT};
 use std::ffi::{c_char, c_int, c_void};
 use std::fs::File;
@@ -90,8 +90,8 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
     let cap = Capacity::DEFAULT;
     // SAFETY: process-wide setup in the single-threaded server, before any fork: die with the
     // executor; map its buffer (size checked); install what every execution inherits (crash
-    // handlers on an alternate stack, the exit hook; in the server itself they do nothing, no
-    // execution being active there); make the output file.
+    // handlers on an alternate stack, the exit hook where the process's end completes; in the
+    // server itself they do nothing, no execution being active there); make the output file.
     let (buffer, output, dev_null) = unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         let mut st: libc::stat = std::mem::zeroed();
@@ -110,7 +110,7 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
             sa.sa_flags = libc::SA_ONSTACK | libc::SA_NODEFER;
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
-        on_exit(child_exit, std::ptr::null_mut());
+        crate::process_end::install_hook();
         let output = libc::memfd_create(c"irs-run-output".as_ptr(), libc::MFD_CLOEXEC);
         if output < 0 {
             fail("cannot create the output file of executions");
@@ -633,16 +633,6 @@ fn decode(status: c_int) -> ProcessEnd {
         ProcessEnd::Signaled(libc::WTERMSIG(status))
     } else {
         ProcessEnd::Exited(libc::WEXITSTATUS(status))
-    }
-}
-
-extern "C" {
-    fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
-}
-
-extern "C" fn child_exit(status: c_int, _arg: *mut c_void) {
-    if scheduler::active() {
-        scheduler::finish(ChildOutcome::Exit(status));
     }
 }
 

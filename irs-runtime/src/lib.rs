@@ -22,6 +22,7 @@ mod futex;
 pub mod fiber;
 pub mod fiber_tls;
 mod mode;
+mod process_end;
 mod process_exit;
 mod process_image;
 mod program_info;

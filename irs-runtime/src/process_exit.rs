@@ -1,19 +1,9 @@
-//! The ways a recorded run can end besides `main` returning: `exit()` from any thread
-//! (`on_exit`), and fatal signals. Each writes the trace so that no recorded event is lost.
+//! How a recorded run can end on a fatal signal: the trace is written so that no recorded event
+//! is lost. (An end by `exit` or by `main` returning is the process's end, `process_end`.)
 
 use crate::recorder;
 use shared_proto::Outcome;
-use std::ffi::{c_int, c_void};
-
-extern "C" {
-    /// glibc: like atexit, but the handler receives the exit status.
-    fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
-}
-
-extern "C" fn at_exit(status: c_int, _arg: *mut c_void) {
-    recorder::thread_exit();
-    recorder::finish(Outcome::Exit(status), true);
-}
+use std::ffi::c_int;
 
 const FATAL: [c_int; 8] = [
     libc::SIGSEGV,
@@ -43,9 +33,9 @@ extern "C" fn on_fatal_signal(sig: c_int) {
 }
 
 pub fn install() {
+    crate::process_end::install_hook();
     // SAFETY: registering handlers at start-up, before the program's own code runs.
     unsafe {
-        on_exit(at_exit, std::ptr::null_mut());
         for sig in FATAL {
             libc::signal(sig, on_fatal_signal as *const () as libc::sighandler_t);
         }

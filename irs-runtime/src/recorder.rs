@@ -23,6 +23,8 @@ pub struct RecorderState {
     threads: Vec<ThreadInfo>,
     children: Vec<u32>,
     by_pthread: BTreeMap<u64, ThreadId>,
+    /// Per thread: its exit is recorded (the process's end does not kill it).
+    exited: Vec<bool>,
     violation: Option<Outcome>,
     closed: bool,
 }
@@ -32,6 +34,7 @@ static RECORDER: Mutex<RecorderState> = Mutex::new(RecorderState {
     threads: Vec::new(),
     children: Vec::new(),
     by_pthread: BTreeMap::new(),
+    exited: Vec::new(),
     violation: None,
     closed: false,
 });
@@ -65,6 +68,7 @@ pub fn init(path: PathBuf, argv: Vec<String>, program: ProgramInfo) {
     let mut r = RECORDER.lock();
     r.threads.push(ThreadInfo { id: ThreadId::MAIN, parent: None, nth_child: 0 });
     r.children.push(0);
+    r.exited.push(false);
     drop(r);
     thread_state::register(ThreadId::MAIN);
 }
@@ -92,6 +96,7 @@ impl RecorderState {
         self.children[parent.index()] += 1;
         self.threads.push(ThreadInfo { id, parent: Some(parent), nth_child });
         self.children.push(0);
+        self.exited.push(false);
         id
     }
 
@@ -100,6 +105,7 @@ impl RecorderState {
         if self.threads.last().map(|t| t.id) == Some(id) {
             let t = self.threads.pop().expect("checked");
             self.children.pop();
+            self.exited.pop();
             if let Some(p) = t.parent {
                 self.children[p.index()] -= 1;
             }
@@ -169,7 +175,34 @@ pub fn complete_access(site: SiteId, kind: EventKind, object: ObjectRef, release
 pub fn thread_exit() {
     if thread_state::current().is_some() && thread_state::mark_exited() {
         let me = thread_state::current().expect("checked");
-        lock().push(None, EventKind::Exit, ObjectRef::Thread(me));
+        let mut r = lock();
+        r.push(None, EventKind::Exit, ObjectRef::Thread(me));
+        if let Some(x) = r.exited.get_mut(me.index()) {
+            *x = true;
+        }
+    }
+}
+
+/// At the process's end, after the exit handlers: the calling thread (the ender) kills every
+/// thread whose exit is not recorded, breadth first over the creation tree from `main`
+/// (DESIGN §3; EXPLORE's order, but RECORD knows which threads ended where EXPLORE knows only
+/// the ends in the ender's history).
+pub fn record_kills() {
+    let Some(me) = thread_state::current() else { return };
+    let mut r = lock();
+    let mut order = vec![ThreadId::MAIN];
+    let mut i = 0;
+    while i < order.len() {
+        let p = order[i];
+        let mut kids: Vec<&ThreadInfo> = r.threads.iter().filter(|t| t.parent == Some(p)).collect();
+        kids.sort_by_key(|t| t.nth_child);
+        order.extend(kids.into_iter().map(|t| t.id));
+        i += 1;
+    }
+    for v in order {
+        if v != me && !r.exited.get(v.index()).copied().unwrap_or(true) {
+            r.push(None, EventKind::Kill, ObjectRef::Thread(v));
+        }
     }
 }
 

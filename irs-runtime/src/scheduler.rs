@@ -62,6 +62,13 @@ struct LogicalThread {
     nested: Vec<OpRecord>,
     next_k: u32,
     children: u32,
+    /// Its children, in creation order (the order the process's end kills threads in).
+    kids: Vec<usize>,
+    /// Threads whose exit is in this thread's history through joins and creations (a bit per
+    /// thread): the end does not kill them, they are over (see [`end_kill_next`]).
+    known_done: u64,
+    /// Cut off by the process's end: finished for the scheduler, never joinable.
+    killed: bool,
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
     /// Thread-specific data (`pthread_setspecific`), by key.
@@ -82,6 +89,9 @@ impl LogicalThread {
             nested: Vec::new(),
             next_k: 0,
             children: 0,
+            kids: Vec::new(),
+            known_done: 0,
+            killed: false,
             start,
             retval: std::ptr::null_mut(),
             specific: Vec::new(),
@@ -119,6 +129,9 @@ struct Scheduler {
     /// an array of `MAX_THREADS` records filled at every decision was 13% of the program's time
     /// in EXPLORE on DISP(5,4)).
     ops: Vec<OpRecord>,
+    /// The process's end, once a thread has performed it: that thread and the exit status.
+    /// From then on no other end is enabled, and the ender kills the other threads one by one.
+    ending: Option<(usize, c_int)>,
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -201,6 +214,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         clock_base: monotonic_micros(),
         paused_at: 0,
         ops: Vec::with_capacity(MAX_THREADS),
+        ending: None,
     };
     s.buffer.thread(0, None, 0);
     // `T0` starts with the live TLS block as it is (the OS thread's), like a program's `main`.
@@ -342,7 +356,9 @@ impl Scheduler {
         let Some(op) = th.pending.filter(|_| !th.finished) else { return false };
         match op.kind {
             EventKind::Lock => self.owner(op.addr).is_none(),
-            EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished && !j.halted),
+            EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished && !j.halted && !j.killed),
+            // One end per process: a thread that calls `exit` after another waits for good.
+            EventKind::End => self.ending.is_none(),
             _ => true,
         }
     }
@@ -362,7 +378,11 @@ impl Scheduler {
             EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.halted) => {
                 format!("T{t} waits to join T{}, which stopped at a violation", op.addr)
             }
+            EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.killed) => {
+                format!("T{t} waits to join T{}, which the process's end cut off", op.addr)
+            }
             EventKind::Join => format!("T{t} waits to join T{}", op.addr),
+            EventKind::End => format!("T{t} waits to end the process, which another thread is ending"),
             _ => format!("T{t} waits for {}", op.kind.name()),
         })
     }
@@ -394,6 +414,13 @@ fn decide(me: usize) {
             }
         }
         let enabled = &enabled_buf[..n];
+        if let (true, Some((_, code))) = (enabled.is_empty(), s.ending) {
+            // The ender stopped (a violation in an exit handler) and nothing else can move: the
+            // process ends as it would have. What the others wait for is recorded all the same.
+            let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();
+            s.buffer.step(BLOCKED_STEP, &blocked, s.elapsed());
+            return Ok(Ok(Err(code)));
+        }
         if enabled.is_empty() {
             // For the verifier: what the blocked threads wait to do (a pseudo step).
             let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();
@@ -421,18 +448,22 @@ fn decide(me: usize) {
         let micros = s.elapsed();
         s.ops.clear();
         s.ops.extend(enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")));
-        if !s.buffer.step(chosen as u32, &s.ops, micros) {
-            return Ok(Ok(None));
+        // A kill records what the thread it cuts off was about to do.
+        let op = s.threads[chosen].pending.expect("enabled threads have one");
+        let cut = (op.kind == EventKind::Kill).then(|| s.threads.get(op.addr as usize).filter(|v| !v.finished).and_then(|v| v.pending)).flatten();
+        if !s.buffer.step_cutting(chosen as u32, &s.ops, micros, cut.as_ref()) {
+            return Ok(Ok(Ok(None)));
         }
         s.step += 1;
-        Ok(Ok(Some(chosen)))
+        Ok(Ok(Ok(Some(chosen))))
     });
     match next {
         Err(waits) => finish(ChildOutcome::Deadlock(&waits)),
         Ok(Err((step, requested, enabled_mask))) => finish(ChildOutcome::Infeasible { step, requested, enabled_mask }),
-        Ok(Ok(None)) => finish(ChildOutcome::EventLimit),
-        Ok(Ok(Some(chosen))) if chosen == me => {}
-        Ok(Ok(Some(chosen))) => switch_to(chosen),
+        Ok(Ok(Err(code))) => finish(ChildOutcome::Exit(code)),
+        Ok(Ok(Ok(None))) => finish(ChildOutcome::EventLimit),
+        Ok(Ok(Ok(Some(chosen)))) if chosen == me => {}
+        Ok(Ok(Ok(Some(chosen)))) => switch_to(chosen),
     }
 }
 
@@ -701,7 +732,10 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         let tls = s.tls.map(|t| t.fresh()).unwrap_or_default();
         let range = (stack.bottom() as u64, stack.top() as u64);
         let fiber = Fiber::new(stack, thread_main, child as *mut c_void);
-        s.threads.push(LogicalThread::new(fiber, range, tls, Some((routine, arg))));
+        let mut th = LogicalThread::new(fiber, range, tls, Some((routine, arg)));
+        th.known_done = s.threads[parent].known_done;
+        s.threads.push(th);
+        s.threads[parent].kids.push(child);
         Some(parent)
     });
     let Some(parent) = made else {
@@ -723,7 +757,13 @@ pub fn join(handle: u64, retval: *mut *mut c_void, site: u64) -> c_int {
         return libc::ESRCH;
     };
     grant(EventKind::Join, Some(SiteId(site)), target as u64, 0);
-    let ret = with(|s| s.threads[target as usize].retval);
+    let ret = with(|s| {
+        let t = target as usize;
+        let known = s.threads[t].known_done | 1 << t;
+        let me = s.current;
+        s.threads[me].known_done |= known;
+        s.threads[t].retval
+    });
     done();
     if !retval.is_null() {
         // SAFETY: the caller's out-parameter (pthread_join's contract).
@@ -791,15 +831,82 @@ fn halt(outcome: ChildOutcome) -> ! {
 fn leave(me: usize) -> ! {
     let all_done = with(|s| s.threads.iter().all(|t| t.finished));
     if all_done {
+        // After `main` called `pthread_exit`, the last thread's end ends the process as `exit(0)`
+        // would: its exit handlers would run on whichever thread ends last, which is not a
+        // function of that thread's history. Without handlers there is nothing to run.
+        if crate::process_end::atexit_handlers() > 0 && with(|s| s.ending.is_none() && !s.threads[0].halted) {
+            finish(ChildOutcome::Unsupported("exit handlers (atexit) that run after the last thread ends, `main` having called pthread_exit"));
+        }
         finish(ChildOutcome::Exit(0));
     }
     decide(me);
     unreachable!("a finished thread is never resumed")
 }
 
-/// `main` returned with `code`: the process ends, whatever other threads were doing.
-pub fn main_returned(code: c_int) -> ! {
-    grant(EventKind::Exit, None, 0, 0);
+// ---- the process's end (DESIGN §3) -------------------------------------------------------
+
+/// The calling thread ends the process (`exit`, `_exit`, `quick_exit`, or `main` returning):
+/// its `End` event. If another thread has ended the process already, this one waits for good
+/// (until that end kills it): one end per process. Returns once the end is this thread's.
+pub fn begin_end(site: Option<SiteId>, code: c_int) {
+    if with(|s| s.ending.is_some_and(|(t, _)| t == s.current)) {
+        return;
+    }
+    grant(EventKind::End, site, 0, 0);
+    with(|s| s.ending = Some((s.current, code)));
     done();
+}
+
+/// The next thread the ender must kill, in a deterministic order that is a function of the
+/// ender's history (so that its sequence of kills is, as every thread's actions must be, see
+/// DESIGN §8): breadth first over the creation tree from `main`, children in creation order,
+/// skipping the ender itself and the threads whose exit it knows of through joins (they are
+/// over). A thread's children are read only once it is killed or known over, when they can no
+/// longer change; `queue` and `next` keep the walk's place between kills.
+fn end_kill_next(queue: &mut Vec<usize>, next: &mut usize) -> Option<usize> {
+    with(|s| {
+        let me = s.current;
+        if queue.is_empty() {
+            queue.push(0);
+        }
+        while *next < queue.len() {
+            let v = queue[*next];
+            let must_kill = v != me && s.threads[me].known_done & (1 << v) == 0 && !s.threads[v].killed;
+            if must_kill {
+                return Some(v);
+            }
+            *next += 1;
+            queue.extend(s.threads[v].kids.iter().copied());
+        }
+        None
+    })
+}
+
+/// After the exit handlers: kill every other thread (each kill a scheduling point, so the
+/// others may still move first), then end the execution with the status of the end.
+pub fn complete_end() -> ! {
+    let code = with(|s| s.ending.map_or(0, |(_, c)| c));
+    let mut queue = Vec::new();
+    let mut next = 0;
+    while let Some(v) = end_kill_next(&mut queue, &mut next) {
+        grant(EventKind::Kill, None, v as u64, 0);
+        with(|s| {
+            let th = &mut s.threads[v];
+            th.finished = true;
+            th.killed = true;
+            th.pending = None;
+            th.nested.clear();
+        });
+        done();
+    }
     finish(ChildOutcome::Exit(code))
+}
+
+/// `main` returned with `code`: as `exit(code)` (the end, the exit handlers, the kills).
+pub fn main_returned(code: c_int) -> ! {
+    begin_end(None, code);
+    // SAFETY: the C library's exit: it runs the program's exit handlers on this fiber (events
+    // like any other) and then the runtime's own hook, which completes the end and never
+    // returns into it (see `explore_server::child_exit`).
+    unsafe { libc::exit(code) }
 }

@@ -8,7 +8,6 @@ use crate::process_exit;
 use crate::program_info::ProgramInfo;
 use crate::recorder;
 use crate::thread_flag;
-use shared_proto::Outcome;
 use std::ffi::{c_char, c_int, CStr};
 use std::path::PathBuf;
 
@@ -94,13 +93,14 @@ pub unsafe extern "C" fn __irs_start(
             recorder::init(PathBuf::from(t), unsafe { argv_strings(argc, argv) }, program);
             process_exit::install();
         }
-        enforcer::start_main();
         if trace.is_none() {
-            return user_main(argc, argv, envp);
+            // The kills of the verified trace wait at the process's end (`process_end`).
+            crate::process_end::install_hook();
         }
+        enforcer::start_main();
         let code = user_main(argc, argv, envp);
-        recorder::thread_exit();
-        recorder::finish(Outcome::Exit(code), true);
+        // The process's end; the C library runs the exit handlers, then the runtime's hook.
+        crate::process_end::main_returned();
         return code;
     }
     // SAFETY: the arguments main received.
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn __irs_start(
     process_exit::install();
     thread_flag::set_active(true);
     let code = user_main(argc, argv, envp);
-    recorder::thread_exit();
-    recorder::finish(Outcome::Exit(code), true);
+    // The process's end; the exit hook records the kills and writes the trace.
+    crate::process_end::main_returned();
     code
 }

@@ -5,7 +5,11 @@
 //! `e`'s action and predecessors `[pt(e)] ∪ [q]` is in conflict with `C` and belongs to the
 //! unfolding. A lock can only be taken where the mutex is free; a trylock fits anywhere and its
 //! result follows from the position. Thread objects (creation, program order, joins) never
-//! reorder.
+//! reorder, except for the kill of a thread at the process's end, which moves up the killed
+//! thread's chain like an access up its word's: the end may come before any event of that
+//! thread that the ender's history does not hold; and a join left waiting for good because the
+//! thread it joins was killed, which moves before the kill. An end moves up the process's chain
+//! (before another thread's end).
 
 use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
@@ -66,9 +70,12 @@ impl Extensions {
         let t0 = objs.iter().position(|&o| o == own).and_then(|i| preds[i]);
         for (slot, &o) in objs.iter().enumerate() {
             let class = objects.class(o);
-            if class == ObjClass::Thread {
+            if class == ObjClass::Thread && o == own {
                 continue;
             }
+            // On another thread's object only a kill moves freely; a join (of a thread that ended)
+            // moves only before a kill (which made it wait for good).
+            let only_past_kills = class == ObjClass::Thread && kind != EventKind::Kill;
             // The walk up `o`'s chain stops at the first event in the history of the thread
             // predecessor `t0`. The predecessors and `t0` are all in one configuration (`C`), where
             // the events on `o` form one chain: so `r ≤ t0` iff `r` is not deeper on `o` than
@@ -78,12 +85,16 @@ impl Extensions {
             let mut r = preds[slot];
             let mut depth = u.depth_on(r, o);
             while let Some(rr) = r {
-                if depth <= stop {
+                if depth <= stop || (only_past_kills && u.event_kind(rr) != EventKind::Kill) {
                     break;
                 }
                 let q = u.pred(rr, o);
                 r = q;
                 depth -= 1;
+                if only_past_kills && !q.is_some_and(|q| matches!(u.event_kind(q), EventKind::Exit | EventKind::Join)) {
+                    // The thread had not ended where it was killed: nothing to join there.
+                    break;
+                }
                 let free = class == ObjClass::Mutex && mutex_free_after(u, o, q);
                 if kind == EventKind::Lock && !free {
                     continue;

@@ -21,7 +21,11 @@
 //! events in `[f]` before `f` are in `C`), with `[g] ⊆ [s]`: `g` serves wherever `s` would.
 //! This matters: after a join, a thread's next event exists once per history of the joined
 //! threads, thousands of same-thread siblings that would otherwise be checked at every node.
-//! For the same reason siblings in a *thread's* tree are not looked at at all.
+//! For the same reason siblings in a *thread's* tree are not looked at, as long as no event is a
+//! kill at the process's end: before the first, a thread's tree holds no event of another thread
+//! that could be a sibling of one of its own (its creation is the root, joins follow its exit).
+//! A kill of thread `v` is a sibling of `v`'s next event in `v`'s tree, and an alternative to
+//! it: from then on thread trees are searched too ([`sibling_objects`]).
 
 use crate::configuration::Configuration;
 use crate::object_table::{ObjClass, ObjectTable};
@@ -56,10 +60,7 @@ impl Comb {
         for (spike, &d) in self.spikes.iter_mut().zip(selected).rev() {
             spike.clear();
             let me = u.thread(d);
-            'objects: for (o, p) in u.preds(d) {
-                if objects.class(o) == ObjClass::Thread {
-                    continue;
-                }
+            'objects: for (o, p) in sibling_objects(u, objects, d) {
                 for child in u.children_of_others(o, p, me) {
                     let s = child.event;
                     if fits_own(u, c, child) && !spike.contains(&s) && c.compatible_outside(u, s, Some(child.own)) && sleep.iter().all(|&x| !u.le(x, s)) {
@@ -84,6 +85,15 @@ impl Comb {
         }
         Some(history_outside(u, c, &self.chosen, &mut self.seen, &mut self.stack))
     }
+}
+
+/// The objects of `e` on which its siblings of other threads can serve alternatives, with `e`'s
+/// predecessor on each: its memory words, mutexes and the process, and, once some event is a
+/// kill, threads (see the module doc). Pruning keeps what the comb searches, so it uses this
+/// too (`sibling_marks`).
+pub fn sibling_objects<'u>(u: &'u Unfolding, objects: &'u ObjectTable, e: EventIdx) -> impl Iterator<Item = (crate::object_table::ObjIdx, Option<EventIdx>)> + 'u {
+    let kills = u.has_kills();
+    u.preds(e).filter(move |&(o, _)| kills || objects.class(o) != ObjClass::Thread)
 }
 
 /// Whether `s` (`∉ C`) fits `C` on its thread, decided from its tree entry where possible:

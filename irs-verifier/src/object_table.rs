@@ -17,8 +17,11 @@ pub struct ObjIdx(pub u32);
 pub enum ObjClass {
     Memory,
     Mutex,
-    /// A thread's life: its events, its creation, its joins. Never reordered.
+    /// A thread's life: its events, its creation, its joins, its kill at the process's end. Only
+    /// a kill is reordered on it (see `cex`).
     Thread,
+    /// The process: its end.
+    Process,
 }
 
 #[derive(Default)]
@@ -42,6 +45,7 @@ pub fn stable(key: ObjectKey, threads: &RunThreads) -> ObjectKey {
         ObjectKey::Word(r, w) => ObjectKey::Word(stable_region(r, threads), w),
         ObjectKey::Mutex(r, a) => ObjectKey::Mutex(stable_region(r, threads), a),
         ObjectKey::Thread(t) => ObjectKey::Thread(threads.stable(ThreadId(t)).0),
+        ObjectKey::Process => ObjectKey::Process,
     }
 }
 
@@ -70,6 +74,7 @@ impl ObjectTable {
             ObjectKey::Word(..) => ObjClass::Memory,
             ObjectKey::Mutex(..) => ObjClass::Mutex,
             ObjectKey::Thread(_) => ObjClass::Thread,
+            ObjectKey::Process => ObjClass::Process,
         }
     }
 

@@ -32,7 +32,7 @@ use crate::thread_names::{RunThreads, StableThread, ThreadNames};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
 use shared_proto::dependence::{objects_of, ObjectKey};
 use crate::fx_hash::FxHashMap;
-use shared_proto::{Event, EventKind, Outcome, PendingOp, Step, ThreadId, ThreadInfo};
+use shared_proto::{Event, EventKind, ObjectRef, Outcome, PendingOp, Step, ThreadId, ThreadInfo};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -175,6 +175,9 @@ pub struct Report {
     /// The data races found (and atomic accesses to words accessed plainly before): how each
     /// word that had been taken as race-free was found racy (see `race_free_words`).
     pub races: Vec<String>,
+    /// What the exploration rests on besides the input, for the verdict to name: each a bound
+    /// on the values or schedules explored (empty: every execution for the input).
+    pub bounds: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -511,7 +514,7 @@ impl<'a> Verifier<'a> {
                     self.refresh_stats();
                     hooks.progress(&self.stats);
                     let races = self.words.found().to_vec();
-                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races });
+                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races, bounds: Vec::new() });
                 }
             }
         }
@@ -893,6 +896,9 @@ impl<'a> Verifier<'a> {
             }
             let done = &done[..];
             let (action, own) = self.action_for(&w.threads, step.chosen, done[0].site, done[0].kind, done);
+            if let (EventKind::Kill, ObjectRef::Thread(victim)) = (done[0].kind, done[0].object) {
+                self.cut_off(&w.threads, run, s, victim)?;
+            }
             let tid = step.chosen.0 as usize;
             if self.since.len() <= tid {
                 self.since.resize(tid + 1, 0);
@@ -996,6 +1002,46 @@ impl<'a> Verifier<'a> {
             self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
         }
         w.leaf = Some(Leaf::Maximal);
+        Ok(())
+    }
+
+    /// A kill at the process's end at step `s` (DESIGN §3) cuts `victim` off: what it forecloses
+    /// never happens in this run, so it would never come back as a conflicting extension of a
+    /// later event. The victim's next operation and the enabled joins of it are added to `U` here
+    /// as the events they would be at `C` (where enabled), with their moves up their objects'
+    /// chains, as the operations threads are left blocked on at a deadlock are. A victim whose next
+    /// step is no event (an access to race-free words) could be cut off before or after it, and
+    /// only an event can be moved before a kill: the process's end is unordered with that access,
+    /// which makes its words racy (the exploration starts over with them as objects).
+    fn cut_off(&mut self, threads: &RunThreads, run: &dyn RunSteps, s: usize, victim: ThreadId) -> Result<(), VerifyError> {
+        let enabled = run.enabled(s)?;
+        let mut ops: Vec<(PendingOp, bool)> = Vec::new();
+        if let Some(op) = run.steps()[s].cut {
+            ops.push((op, enabled.iter().any(|e| e.tid == op.tid)));
+        }
+        ops.extend(enabled.iter().filter(|o| o.kind == EventKind::Join && o.object == ObjectRef::Thread(victim)).map(|o| (*o, true)));
+        for (op, is_enabled) in ops {
+            let ev = as_event(&op);
+            let (a, own) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+            if self.no_event(a) {
+                for i in 0..self.u.actions(a).elided.len() {
+                    let x = self.u.actions(a).elided[i];
+                    let at = site_text(self.ex, op.site);
+                    let kind = op.kind.name();
+                    self.words.racy(self.objects.key(x), || {
+                        format!("the {kind}{at} by T{} is the next step of a thread that the process's end cuts off at step {s}: the end is unordered with it", op.tid.0)
+                    });
+                }
+                continue;
+            }
+            let gap = self.since.get(op.tid.0 as usize).copied().unwrap_or(0);
+            let kind = self.at_c(a, op.kind);
+            let preds = self.preds_buf.clone();
+            if is_enabled {
+                self.u.event(a, &preds, kind, gap);
+            }
+            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
+        }
         Ok(())
     }
 

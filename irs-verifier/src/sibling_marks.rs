@@ -18,7 +18,7 @@
 
 use crate::configuration::Configuration;
 use crate::fx_hash::FxHashSet;
-use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
+use crate::object_table::{ObjIdx, ObjectTable};
 use crate::thread_names::StableThread;
 use crate::unfolding::{EventIdx, Unfolding};
 
@@ -39,7 +39,7 @@ impl SiblingMarks {
         let mut lists = Vec::new();
         for &a in anchors {
             let me = u.thread(a);
-            lists.extend(u.preds(a).filter(|&(o, _)| objects.class(o) != ObjClass::Thread).map(|(o, p)| (o, p, me, 0)));
+            lists.extend(crate::comb::sibling_objects(u, objects, a).map(|(o, p)| (o, p, me, 0)));
         }
         SiblingMarks { lists, history: FxHashSet::default() }
     }

@@ -184,6 +184,9 @@ pub struct Unfolding {
     scratch_preds: Vec<Option<EventIdx>>,
     live: usize,
     created: u64,
+    /// Some event is a kill at the process's end: threads' trees then hold events of other
+    /// threads (the kills) beside their own, which the comb must look at.
+    kills: bool,
 }
 
 impl Unfolding {
@@ -198,11 +201,13 @@ impl Unfolding {
             action_same_hash: Vec::new(),
             roots: Vec::new(),
             skip_step: skip_step.max(1),
+
             scratch_objs: Vec::new(),
             scratch_merged: Vec::new(),
             scratch_preds: Vec::new(),
             live: 0,
             created: 0,
+            kills: false,
         }
     }
 
@@ -420,6 +425,11 @@ impl Unfolding {
     }
 
     /// Events of threads other than `thread` whose predecessor on `o` is `pred`.
+    /// Whether some event is a kill at the process's end (see `comb::sibling_objects`).
+    pub fn has_kills(&self) -> bool {
+        self.kills
+    }
+
     pub fn children_of_others(&self, o: ObjIdx, pred: Option<EventIdx>, thread: StableThread) -> impl Iterator<Item = &Child> + '_ {
         self.child_list(o, pred).iter().filter(move |c| c.thread != thread)
     }
@@ -481,6 +491,7 @@ impl Unfolding {
         if let Some(e) = self.find_hashed(hash, action, preds) {
             return (e, false);
         }
+        self.kills |= kind == EventKind::Kill;
         let mut objects = std::mem::take(&mut self.scratch_objs);
         objects.clear();
         objects.extend_from_slice(&self.actions[action.0 as usize].objects);

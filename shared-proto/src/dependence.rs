@@ -3,6 +3,12 @@
 //! version: all accesses to one memory location are mutually dependent (reads included), so
 //! every object's events are totally ordered in a trace; the later refinement (reads by
 //! different threads commute) changes only [`objects_of`].
+//!
+//! The process's end (DESIGN §3): an `End` event belongs to the process, so two ends are
+//! dependent (and never both happen); each `Kill` of a thread `v` at the end belongs to `v`'s
+//! object. Since every event of `v` belongs to `v` too (its own thread), a kill is dependent
+//! with all of `v`'s events: `v` moves before it or not at all. (The thread itself is not in
+//! this function's result; callers add it.)
 
 use crate::event::{Event, EventKind, ObjectRef};
 use crate::logical_addr::Region;
@@ -14,8 +20,10 @@ pub enum ObjectKey {
     Word(Region, u64),
     /// A mutex, by the logical address of its `pthread_mutex_t` when known, else raw.
     Mutex(Region, u64),
-    /// A thread's life: its creation, its exit, joins of it.
+    /// A thread's life: its creation, its exit, joins of it, its kill at the process's end.
     Thread(u32),
+    /// The process: its end (two ends never both happen).
+    Process,
 }
 
 /// Accesses of unknown size are taken to touch this many bytes.
@@ -47,6 +55,7 @@ pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
             (None, Some(ObjectKey::Mutex(region, offset)))
         }
         (_, ObjectRef::Thread(t)) => (None, Some(ObjectKey::Thread(t.0))),
+        (_, ObjectRef::Process) => (None, Some(ObjectKey::Process)),
         _ => (None, None),
     };
     words.into_iter().flat_map(|(region, ws)| ws.map(move |w| ObjectKey::Word(region, w))).chain(one)

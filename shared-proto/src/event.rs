@@ -16,6 +16,13 @@ pub enum EventKind {
     Create,
     Join,
     Exit,
+    /// The process's end: `exit`/`_exit`/`quick_exit` called, or `main` returned (DESIGN §3).
+    /// Its object is the process: two ends never both happen.
+    End,
+    /// At the process's end, the thread that ends the process cuts another thread off where it
+    /// stands (object: that thread). One per live thread, after `End` and the exit handlers;
+    /// the other threads may still move until their own `Kill`.
+    Kill,
 }
 
 impl EventKind {
@@ -29,6 +36,8 @@ impl EventKind {
             EventKind::Create => "create",
             EventKind::Join => "join",
             EventKind::Exit => "exit",
+            EventKind::End => "end",
+            EventKind::Kill => "kill",
         }
     }
 
@@ -46,6 +55,8 @@ impl EventKind {
             EventKind::Create => 20,
             EventKind::Join => 21,
             EventKind::Exit => 22,
+            EventKind::End => 23,
+            EventKind::Kill => 24,
         }
     }
 
@@ -59,6 +70,8 @@ impl EventKind {
             20 => EventKind::Create,
             21 => EventKind::Join,
             22 => EventKind::Exit,
+            23 => EventKind::End,
+            24 => EventKind::Kill,
             _ => return None,
         })
     }
@@ -68,7 +81,8 @@ impl EventKind {
         match self {
             EventKind::Access(_) => ObjectRef::Memory { addr, size, logical },
             EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail => ObjectRef::Mutex { addr, logical },
-            EventKind::Create | EventKind::Join | EventKind::Exit => ObjectRef::Thread(ThreadId(addr as u32)),
+            EventKind::Create | EventKind::Join | EventKind::Exit | EventKind::Kill => ObjectRef::Thread(ThreadId(addr as u32)),
+            EventKind::End => ObjectRef::Process,
         }
     }
 }
@@ -80,6 +94,7 @@ impl ObjectRef {
             ObjectRef::Memory { addr, size, .. } => (addr, size),
             ObjectRef::Mutex { addr, .. } => (addr, 0),
             ObjectRef::Thread(t) => (t.0 as u64, 0),
+            ObjectRef::Process => (0, 0),
         }
     }
 }
@@ -94,8 +109,10 @@ pub enum ObjectRef {
     /// And its logical address where the runtime knows it (EXPLORE): a mutex in a heap block
     /// is named by the block, whatever address the allocator gave it in this run.
     Mutex { addr: u64, logical: Option<LogicalAddr> },
-    /// A logical thread (create, join, exit).
+    /// A logical thread (create, join, exit, kill).
     Thread(ThreadId),
+    /// The process (its end).
+    Process,
 }
 
 /// An operation a thread is about to perform (EXPLORE records, per step, that of every enabled
@@ -116,6 +133,10 @@ pub struct Step {
     /// Index in the trace's events of the first event of the chosen operation (an operation is
     /// one event, except a memcpy between two shared objects: a load and a store).
     pub first_event: u32,
+    /// For a `Kill`: what the killed thread was about to do, enabled or not (`None` when it had
+    /// finished). The verifier needs it: that operation never happens in this run, and it is
+    /// an alternative to the kill.
+    pub cut: Option<PendingOp>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

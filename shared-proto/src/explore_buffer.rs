@@ -52,7 +52,7 @@ pub fn clear_live(b: &mut [u8]) {
 }
 
 pub const BUFFER_MAGIC: u64 = u64::from_le_bytes(*b"IRSXPLR1");
-pub const BUFFER_VERSION: u32 = 3;
+pub const BUFFER_VERSION: u32 = 4;
 /// Logical threads one execution may have (the enabled set of a step is a 64-bit mask).
 pub const MAX_THREADS: usize = 64;
 /// The `chosen` of a last, pseudo step that lists the operations the threads left blocked at a
@@ -67,7 +67,7 @@ const THREAD_RECORD: usize = 16;
 /// doc); 0 before.
 const LIVE: usize = THREADS_AT + MAX_THREADS * THREAD_RECORD;
 const EVENT: usize = 56;
-const STEP: usize = 20;
+const STEP: usize = 24;
 const ENABLED: usize = 56;
 
 /// How many records of each kind a buffer holds.
@@ -260,8 +260,15 @@ impl<'a> BufferWriter<'a> {
     /// A decision: the thread chosen, the enabled operations, and when (µs of the execution's
     /// running time since `main`, counted across the pauses of snapshots).
     pub fn step(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32) -> bool {
+        self.step_cutting(chosen, enabled, micros, None)
+    }
+
+    /// [`step`](Self::step) for a `Kill`, with what the killed thread was about to do (`cut`):
+    /// kept as one more operation record after the enabled ones.
+    pub fn step_cutting(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32, cut: Option<&OpRecord>) -> bool {
         let (ns, ne) = (get32(self.b, N_STEPS), get32(self.b, N_ENABLED));
-        if ns >= self.cap.steps || ne as usize + enabled.len() > self.cap.enabled as usize {
+        let records = enabled.len() + cut.is_some() as usize;
+        if ns >= self.cap.steps || ne as usize + records > self.cap.enabled as usize {
             return false;
         }
         let at = self.steps_at() + ns as usize * STEP;
@@ -270,11 +277,12 @@ impl<'a> BufferWriter<'a> {
         put32(self.b, at + 8, enabled.len() as u32);
         put32(self.b, at + 12, get32(self.b, N_EVENTS));
         put32(self.b, at + 16, micros);
-        for (i, op) in enabled.iter().enumerate() {
+        put32(self.b, at + 20, cut.is_some() as u32);
+        for (i, op) in enabled.iter().chain(cut).enumerate() {
             op.put(self.b, self.enabled_at() + (ne as usize + i) * ENABLED, 0);
         }
         // The enabled count first: a reader that sees the step sees its records counted.
-        publish(self.b, N_ENABLED, ne + enabled.len() as u32);
+        publish(self.b, N_ENABLED, ne + records as u32);
         publish(self.b, N_STEPS, ns + 1);
         true
     }
@@ -596,6 +604,11 @@ impl Reader {
         for i in before as usize..ns as usize {
             let at = steps_at + i * STEP;
             let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
+            let has_cut = match get32(b, at + 20) {
+                0 => false,
+                1 => true,
+                _ => return Err(corrupt(format!("step {i}: bad cut flag"))),
+            };
             if self.blocked {
                 return Err(corrupt(format!("step {i} follows the blocked threads' step")));
             }
@@ -604,8 +617,12 @@ impl Reader {
             if first_event > ne || (!pseudo && x.steps.last().is_some_and(|p: &Step| p.first_event > first_event)) {
                 return Err(corrupt(format!("step {i}: its first event is out of order")));
             }
-            if first.checked_add(n).is_none_or(|end| end > nen) {
+            if first.checked_add(n + has_cut as u32).is_none_or(|end| end > nen) {
                 return Err(corrupt(format!("step {i}: enabled records out of range")));
+            }
+            let mut cut = Vec::new();
+            if has_cut {
+                decode_enabled(b, cap, i, first + n, 1, nt, &mut cut)?;
             }
             let mut enabled = Vec::new();
             match &mut self.on_demand {
@@ -621,7 +638,7 @@ impl Reader {
                 x.blocked = enabled;
                 self.blocked = true;
             } else {
-                x.steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event });
+                x.steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event, cut: cut.pop() });
                 x.step_micros.push(get32(b, at + 16));
             }
         }

@@ -26,7 +26,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

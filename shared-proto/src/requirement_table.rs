@@ -42,11 +42,17 @@ impl RequirementTable {
         let mut thread_clock = vec![VectorClock::new(n); n];
         let mut last_on: HashMap<ObjectKey, usize> = HashMap::new();
         let mut created_by: HashMap<u32, usize> = HashMap::new();
+        // Each thread's last event so far: a kill at the process's end follows it (the kill is
+        // dependent with every event of the thread it cuts off, DESIGN §3).
+        let mut last_of: Vec<Option<usize>> = vec![None; n];
         let mut rows: Vec<Vec<Row>> = vec![Vec::new(); n];
         for (i, e) in events.iter().enumerate() {
             let mut direct: Vec<usize> = Vec::new();
             if e.k == 0 {
                 direct.extend(created_by.get(&e.tid.0).copied());
+            }
+            if let (EventKind::Kill, ObjectRef::Thread(v)) = (e.kind, e.object) {
+                direct.extend(last_of.get(v.index()).copied().flatten());
             }
             let keys: Vec<ObjectKey> = objects_of(e).collect();
             for key in &keys {
@@ -81,6 +87,7 @@ impl RequirementTable {
                 created_by.insert(child.0, i);
             }
             thread_clock[e.tid.index()] = vc.clone();
+            last_of[e.tid.index()] = Some(i);
             clocks.push(vc);
             rows[e.tid.index()].push(Row { site: e.site, requires });
         }

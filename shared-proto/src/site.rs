@@ -23,6 +23,10 @@ pub enum SiteKind {
     ThreadQuery,
     /// `assert`, `abort`, `reach_error`, `__VERIFIER_error`: where a violation is raised.
     Violation,
+    /// `exit`, `_exit`, `_Exit`, `quick_exit`: the process's end.
+    ProcessEnd,
+    /// `atexit`, `at_quick_exit`: a handler that runs at the process's end.
+    ExitHandler,
 }
 
 impl SiteKind {
@@ -40,6 +44,8 @@ impl SiteKind {
             SiteKind::Free => "free",
             SiteKind::ThreadQuery => "thread-query",
             SiteKind::Violation => "violation",
+            SiteKind::ProcessEnd => "process-end",
+            SiteKind::ExitHandler => "exit-handler",
         }
     }
 

@@ -18,8 +18,9 @@ use std::io::Write;
 use std::path::Path;
 
 pub const TRACE_MAGIC: [u8; 8] = *b"IRSTRACE";
-/// 2: mutexes carry their logical address.
-pub const TRACE_FORMAT_VERSION: u32 = 2;
+/// 2: mutexes carry their logical address. 3: the process's end (`End`, `Kill`) and the cut
+/// operation of a kill step.
+pub const TRACE_FORMAT_VERSION: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -160,6 +161,7 @@ impl Trace {
             }),
             ObjectRef::Mutex { addr, .. } => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
             ObjectRef::Thread(t) => t.to_string(),
+            ObjectRef::Process => "the process".to_string(),
         }
     }
 }

@@ -169,6 +169,7 @@ impl<'a> Namer<'a> {
             ObjectKey::Word(r, w) => format!("word {}", self.region(r, w * 4)),
             ObjectKey::Mutex(r, off) => format!("mutex {}", self.region(r, off)),
             ObjectKey::Thread(t) => format!("thread {}", self.thread(ThreadId(t))),
+            ObjectKey::Process => "the process".to_string(),
         }
     }
 }

@@ -1,4 +1,4 @@
-/* exit(3) from main (inside a helper) after the join: main's last event is `exit T0`. */
+/* exit(3) from main (inside a helper) after the join: main's last event is the end. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
