@@ -56,6 +56,10 @@ enum Command {
         /// while it can; fewest preemptions) or round-robin (the next thread at every step).
         #[arg(long, default_value = "default", value_parser = ["default", "round-robin"])]
         policy: String,
+        /// The values every call of `__VERIFIER_nondet_*` explores, comma-separated (default
+        /// 0,1; each held as the call's type holds it; a `bool`'s are always 0 and 1).
+        #[arg(long, value_name = "LIST", value_parser = parse_nondet_values, allow_hyphen_values = true)]
+        nondet_values: Option<ValueList>,
         /// Save the trace (same format as `irs record`).
         #[arg(long)]
         trace_out: Option<PathBuf>,
@@ -89,6 +93,10 @@ enum Command {
         /// there (a snapshot: the prefix is not re-run).
         #[arg(long)]
         snapshot_at: Option<usize>,
+        /// The values every call of `__VERIFIER_nondet_*` explores, comma-separated (default
+        /// 0,1; each held as the call's type holds it; a `bool`'s are always 0 and 1).
+        #[arg(long, value_name = "LIST", value_parser = parse_nondet_values, allow_hyphen_values = true)]
+        nondet_values: Option<ValueList>,
         /// Fork a process per execution instead of running executions in one persistent
         /// worker that restores its memory after each (slower; for comparison).
         #[arg(long)]
@@ -160,6 +168,10 @@ enum Command {
         /// worker that restores its memory after each (slower; for comparison).
         #[arg(long)]
         fork_each: bool,
+        /// The values every call of `__VERIFIER_nondet_*` explores, comma-separated (default
+        /// 0,1; each held as the call's type holds it; a `bool`'s are always 0 and 1).
+        #[arg(long, value_name = "LIST", value_parser = parse_nondet_values, allow_hyphen_values = true)]
+        nondet_values: Option<ValueList>,
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -321,6 +333,18 @@ fn exit_code(code: i32) -> ExitCode {
     ExitCode::from(code.clamp(0, 255) as u8)
 }
 
+/// `--nondet-values`: comma-separated integers, at least one.
+#[derive(Clone, Debug)]
+struct ValueList(Vec<i64>);
+
+fn parse_nondet_values(s: &str) -> Result<ValueList, String> {
+    let v: Vec<i64> = s.split(',').map(|x| x.trim().parse::<i64>().map_err(|_| format!("`{}` is not an integer", x.trim()))).collect::<Result<_, _>>()?;
+    if v.is_empty() {
+        return Err("give at least one value".into());
+    }
+    Ok(ValueList(v))
+}
+
 fn main() -> ExitCode {
     // Output into a closed pipe (`irs verify ... | head`) ends the process quietly, as it does
     // other Unix tools, instead of failing a print.
@@ -380,7 +404,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format_args!("demo: {e}")),
         },
-        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, command } => {
+        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, nondet_values, command } => {
             let policy = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
             let (program, args) = command.split_first().expect("clap requires a program");
             let sched = match schedule.as_deref().map(irs::replay::read_schedule).transpose() {
@@ -394,7 +418,7 @@ fn main() -> ExitCode {
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("replay: --timeout must be a positive number of seconds");
             }
-            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, ..Default::default() };
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), ..Default::default() };
             match irs::replay::replay(program, args, &sched, policy, options, trace_out.as_deref()) {
                 Ok(run) => {
                     print!("{}", irs::trace_view::table(&run.trace));
@@ -408,12 +432,12 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("replay: {e}")),
             }
         }
-        Command::Explore { random, seed, timeout, out_dir, snapshot_at, fork_each, command } => {
+        Command::Explore { random, seed, timeout, out_dir, snapshot_at, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("explore: --timeout must be a positive number of seconds");
             }
-            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), fork_each, ..Default::default() };
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), fork_each, nondet_values: nondet_values.map(|v| v.0), ..Default::default() };
             let started = std::time::Instant::now();
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let report = irs::explore::explore_random(program, args, random, seed, snapshot_at, options, &out_dir, |n| {
@@ -445,7 +469,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -476,7 +500,10 @@ fn main() -> ExitCode {
                 race_free_words: !no_race_free_words,
             };
             let mut publisher = publish.then(irs::publish::Publisher::new);
-            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, ..Default::default() };
+            // The bugs' `irs replay` commands must explore the same values to replay them.
+            let nondet_values = nondet_values.map(|v| v.0);
+            let values_arg = nondet_values.as_ref().map(|v| format!("--nondet-values {} ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))).unwrap_or_default();
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), status_file.as_deref(), |s| {
                 if tty {
@@ -517,9 +544,15 @@ fn main() -> ExitCode {
                         share(s.prune_micros)
                     );
                     println!(
-                        "memory words: {} race-free (ordered by synchronisation in every execution explored), {} racy; {} restarts",
-                        s.race_free_words, s.racy_words, s.restarts
+                        "memory words: {} race-free (ordered by synchronisation in every execution explored), {} racy{}; {} restarts",
+                        s.race_free_words,
+                        s.racy_words,
+                        if s.guarded_words > 0 { format!(" ({} of them accessed by atomic blocks, ordered with the blocks)", s.guarded_words) } else { String::new() },
+                        s.restarts
                     );
+                    if s.discarded > 0 {
+                        println!("discarded: {} of the traces end in a failed __VERIFIER_assume (ruled out by the program; neither bugs nor evidence of safety)", s.discarded);
+                    }
                     for r in &o.report.races {
                         println!("race: {r}");
                     }
@@ -528,7 +561,7 @@ fn main() -> ExitCode {
                     }
                     for (b, f) in o.report.bugs.iter().chain(&o.report.nonterminating).zip(&o.schedule_files) {
                         println!("found: {} ({} executions)", b.outcome, b.count);
-                        println!("  reproduce: irs replay --schedule {} -- {}", f.display(), command.join(" "));
+                        println!("  reproduce: irs replay {values_arg}--schedule {} -- {}", f.display(), command.join(" "));
                     }
                     if let Some(p) = &publisher {
                         if let Some(note) = &o.anchor_note {

@@ -353,6 +353,8 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "race_free_words": s.race_free_words,
         "racy_words": s.racy_words,
         "restarts": s.restarts,
+        "guarded_words": s.guarded_words,
+        "discarded": s.discarded,
         "races": o.report.races,
         "exec_per_sec": if secs > 0.0 { s.runs as f64 / secs } else { 0.0 },
         "peak_rss_kb": o.peak_rss_kb,

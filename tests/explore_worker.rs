@@ -38,7 +38,7 @@ fn logical(t: &Trace) -> Trace {
                 l.offset = rebase(l.offset);
             }
         }
-        ObjectRef::Thread(_) | ObjectRef::Process => {}
+        ObjectRef::Thread(_) | ObjectRef::Process | ObjectRef::Atomic | ObjectRef::Choice { .. } => {}
     };
     for e in &mut t.events {
         strip(&mut e.object);

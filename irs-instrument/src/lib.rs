@@ -12,5 +12,6 @@ mod module_embed;
 pub mod pass;
 pub mod runtime_archive;
 pub mod site_report;
+mod sv_comp;
 pub mod toolchain;
 mod versioning;

@@ -14,6 +14,7 @@ use crate::access_class::{classify, AccessClass};
 use crate::escape::EscapeAnalysis;
 use crate::ir::{self, Val};
 use crate::known_calls::{routed_call, violation_call, RoutedCall};
+use crate::sv_comp::{self, SvCall};
 use crate::module_embed::embed_module_sites;
 use crate::site_report::{Decision, ReportEntry};
 use crate::versioning;
@@ -31,6 +32,8 @@ use shared_proto::hash::StableHasher;
 use shared_proto::{AccessKind, ModuleSites, SiteId, SiteInfo, SiteKind, ViolationKind};
 
 const GUARD_BEFORE: &str = "__irs_guard_before";
+/// Called before a function EXPLORE does not model (see `known_calls::unsupported_call`).
+const UNSUPPORTED_HOOK: &str = "__irs_unsupported_call";
 const GUARD_AFTER: &str = "__irs_guard_after";
 
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +62,10 @@ enum Action {
     MemIntrinsic { inst: Val, src_site: Option<u32>, dst_site: Option<u32>, size: u64 },
     Route { inst: Val, route: &'static RoutedCall, site: u32 },
     Violation { inst: Val, kind: ViolationKind, site: u32 },
+    /// A call of the SV-COMP interface (`sv_comp`).
+    Sv { inst: Val, call: SvCall, site: u32 },
+    /// A call of a function EXPLORE does not model (`known_calls::unsupported_call`).
+    Unsupported { inst: Val, site: u32 },
 }
 
 impl Action {
@@ -67,7 +74,9 @@ impl Action {
             Action::Access { inst, .. }
             | Action::MemIntrinsic { inst, .. }
             | Action::Route { inst, .. }
-            | Action::Violation { inst, .. } => inst,
+            | Action::Violation { inst, .. }
+            | Action::Sv { inst, .. }
+            | Action::Unsupported { inst, .. } => inst,
         }
     }
 
@@ -78,7 +87,9 @@ impl Action {
             Action::Access { inst, .. }
             | Action::MemIntrinsic { inst, .. }
             | Action::Route { inst, .. }
-            | Action::Violation { inst, .. } => *inst = copy,
+            | Action::Violation { inst, .. }
+            | Action::Sv { inst, .. }
+            | Action::Unsupported { inst, .. } => *inst = copy,
         }
         self
     }
@@ -89,7 +100,9 @@ impl Action {
         match self {
             Action::Access { .. } | Action::MemIntrinsic { .. } => false,
             Action::Route { route, .. } => route.needed_when_free(),
-            Action::Violation { .. } => true,
+            // The SV-COMP functions exist only in the runtime: a plain body calls it too.
+            Action::Violation { .. } | Action::Sv { .. } => true,
+            Action::Unsupported { .. } => false,
         }
     }
 
@@ -208,6 +221,11 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
             }
             return;
         }
+        if let Some(call) = sv_comp::classify(&name, callee.is_function() && ir::has_body(callee)) {
+            let site = self.add_site(inst, call.site_kind(), format!("call {name}"));
+            self.actions.push(Action::Sv { inst, call, site });
+            return;
+        }
         // A direct call only: the callee operand is the function itself, so argument types match.
         let direct = inst.operand(inst.num_operands() - 1) == Some(callee);
         if let Some(route) = routed_call(&name) {
@@ -226,6 +244,10 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
         if let Some(kind) = violation_call(&name) {
             let site = self.add_site(inst, SiteKind::Violation, format!("call {name}"));
             self.actions.push(Action::Violation { inst, kind, site });
+        }
+        if crate::known_calls::unsupported_call(&name) {
+            let site = self.add_site(inst, SiteKind::Unsupported, format!("call {name}"));
+            self.actions.push(Action::Unsupported { inst, site });
         }
     }
 }
@@ -490,6 +512,88 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                     args.extend(extra);
                 }
                 self.call_at(inst, f, &args)?;
+            }
+            Action::Sv { inst, call, site } => self.apply_sv(inst, call, site)?,
+            Action::Unsupported { inst, site } => {
+                let i64t = self.context.i64_type();
+                let f = self.runtime_fn(UNSUPPORTED_HOOK, self.context.void_type().fn_type(&[i64t.into()], false));
+                self.builder.position_before(&self.inst(inst));
+                self.call_at(inst, f, &[self.site_const(site)])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The runtime function `name` of type `ty`, declared once.
+    fn runtime_fn(&self, name: &str, ty: inkwell::types::FunctionType<'ctx>) -> FunctionValue<'ctx> {
+        self.module.get_function(name).unwrap_or_else(|| self.module.add_function(name, ty, None))
+    }
+
+    /// A call of the SV-COMP interface, routed (see `sv_comp`).
+    fn apply_sv(&self, inst: Val, call: SvCall, site: u32) -> Result<(), PassError> {
+        let (i32t, i64t) = (self.context.i32_type(), self.context.i64_type());
+        let void = self.context.void_type();
+        let i = self.inst(inst);
+        let err = |e: inkwell::builder::BuilderError| self.err(e);
+        self.builder.position_before(&i);
+        match call {
+            SvCall::Assert | SvCall::Assume => {
+                let f = self.runtime_fn(if call == SvCall::Assert { sv_comp::ASSERT } else { sv_comp::ASSUME }, void.fn_type(&[i32t.into(), i64t.into()], false));
+                // The condition as 0 or 1, whatever its type (a long's high bits count too).
+                let cond = match i.get_operand(0).and_then(|o| o.value()) {
+                    Some(inkwell::values::BasicValueEnum::IntValue(v)) => {
+                        let nz = self.builder.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "irs.cond").map_err(err)?;
+                        self.builder.build_int_z_extend(nz, i32t, "irs.cond").map_err(err)?
+                    }
+                    Some(inkwell::values::BasicValueEnum::PointerValue(p)) => {
+                        let nz = self.builder.build_is_not_null(p, "irs.cond").map_err(err)?;
+                        self.builder.build_int_z_extend(nz, i32t, "irs.cond").map_err(err)?
+                    }
+                    Some(inkwell::values::BasicValueEnum::FloatValue(v)) => {
+                        let nz = self.builder.build_float_compare(inkwell::FloatPredicate::UNE, v, v.get_type().const_zero(), "irs.cond").map_err(err)?;
+                        self.builder.build_int_z_extend(nz, i32t, "irs.cond").map_err(err)?
+                    }
+                    _ => i32t.const_int(1, false),
+                };
+                self.call_at(inst, f, &[cond.into(), self.site_const(site)])?;
+                i.erase_from_basic_block();
+            }
+            SvCall::AtomicBegin | SvCall::AtomicEnd => {
+                let f = self.runtime_fn(if call == SvCall::AtomicBegin { sv_comp::ATOMIC_BEGIN } else { sv_comp::ATOMIC_END }, void.fn_type(&[i64t.into()], false));
+                self.call_at(inst, f, &[self.site_const(site)])?;
+                i.erase_from_basic_block();
+            }
+            SvCall::AtomicCall => {
+                let begin = self.runtime_fn(sv_comp::ATOMIC_BEGIN, void.fn_type(&[i64t.into()], false));
+                let end = self.runtime_fn(sv_comp::ATOMIC_END, void.fn_type(&[i64t.into()], false));
+                self.call_at(inst, begin, &[self.site_const(site)])?;
+                let next = i.get_next_instruction().expect("a call is never a terminator");
+                self.builder.position_before(&next);
+                self.call_at(inst, end, &[self.site_const(site)])?;
+            }
+            SvCall::Nondet { .. } => {
+                use inkwell::types::AnyTypeEnum;
+                let f = self.runtime_fn(sv_comp::NONDET, i64t.fn_type(&[i64t.into(), i32t.into()], false));
+                let ty = i.get_type();
+                let code = match ty {
+                    AnyTypeEnum::IntType(t) => sv_comp::nondet_type_code(call, Some(t.get_bit_width()), false),
+                    AnyTypeEnum::PointerType(_) => sv_comp::nondet_type_code(call, None, true),
+                    _ => sv_comp::nondet_type_code(call, None, false),
+                };
+                let v = self.call_at(inst, f, &[self.site_const(site), i32t.const_int(code as u64, false).into()])?;
+                // SAFETY: `v` is the call just built, an i64-valued instruction of this module.
+                let v = unsafe { inkwell::values::IntValue::new(v.raw()) };
+                let converted: Option<inkwell::values::BasicValueEnum> = match ty {
+                    AnyTypeEnum::IntType(t) if t.get_bit_width() == 64 => Some(v.into()),
+                    AnyTypeEnum::IntType(t) => Some(self.builder.build_int_truncate(v, t, "irs.nondet").map_err(err)?.into()),
+                    AnyTypeEnum::PointerType(t) => Some(self.builder.build_int_to_ptr(v, t, "irs.nondet").map_err(err)?.into()),
+                    AnyTypeEnum::FloatType(t) => Some(self.builder.build_signed_int_to_float(v, t, "irs.nondet").map_err(err)?.into()),
+                    _ => None,
+                };
+                match converted {
+                    Some(c) => ir::replace_and_erase(inst, Val(c.as_value_ref())),
+                    None => i.erase_from_basic_block(),
+                }
             }
         }
         Ok(())

@@ -95,3 +95,16 @@ pub extern "C" fn __irs_on_violation(
     // The program is about to abort: write the trace now, keep recording in case it does not.
     recorder::finish(Outcome::Incomplete, false);
 }
+
+/// In front of a call of a function EXPLORE does not model (condition variables, semaphores,
+/// rwlocks, barriers, ...; see the pass's `known_calls::unsupported_call`): the execution ends as
+/// unsupported, naming it, so that `irs verify` says so instead of exploring something else.
+/// Elsewhere the call runs as in the plain program.
+#[no_mangle]
+pub extern "C" fn __irs_unsupported_call(site: u64) {
+    if mode::get() == Mode::Explore {
+        let (at, what) = crate::program_info::site_text(SiteId(site));
+        let name = what.strip_prefix("call ").unwrap_or(&what);
+        scheduler::finish(shared_proto::explore_buffer::ChildOutcome::Unsupported(&format!("unsupported: {name} at {at} (EXPLORE does not model it yet)")));
+    }
+}

@@ -31,6 +31,7 @@ mod recorder;
 mod scheduler;
 mod stack_pool;
 mod start;
+mod sv_comp;
 mod thread_flag;
 mod thread_state;
 

@@ -122,3 +122,16 @@ mod tests {
         assert_eq!(info.problems.len(), 3, "{:?}", info.problems);
     }
 }
+
+/// Where site `id` is in the source (`file:line:col`), or `site ID` when the tables do not say;
+/// for messages (the tables are read once, on first use).
+pub fn site_location(id: SiteId) -> String {
+    site_text(id).0
+}
+
+/// Where site `id` is and what it does (`call pthread_cond_wait`), for messages.
+pub fn site_text(id: SiteId) -> (String, String) {
+    static SITES: std::sync::OnceLock<std::collections::HashMap<SiteId, (String, String)>> = std::sync::OnceLock::new();
+    let sites = SITES.get_or_init(|| ProgramInfo::of_this_process().sites.into_iter().map(|(id, s)| (id, (s.location(), s.target.clone()))).collect());
+    sites.get(&id).cloned().unwrap_or_else(|| (format!("site {:#x}", id.0), String::new()))
+}

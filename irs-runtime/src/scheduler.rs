@@ -69,6 +69,11 @@ struct LogicalThread {
     known_done: u64,
     /// Cut off by the process's end: finished for the scheduler, never joinable.
     killed: bool,
+    /// Inside an atomic block (nesting depth): its accesses are part of the block's step.
+    atomic_depth: u32,
+    /// Accesses of the block opened and not yet closed (their `after` callbacks).
+    atomic_open: u32,
+
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
     /// Thread-specific data (`pthread_setspecific`), by key.
@@ -92,6 +97,8 @@ impl LogicalThread {
             kids: Vec::new(),
             known_done: 0,
             killed: false,
+            atomic_depth: 0,
+            atomic_open: 0,
             start,
             retval: std::ptr::null_mut(),
             specific: Vec::new(),
@@ -132,6 +139,11 @@ struct Scheduler {
     /// The process's end, once a thread has performed it: that thread and the exit status.
     /// From then on no other end is enabled, and the ender kills the other threads one by one.
     ending: Option<(usize, c_int)>,
+    /// The value the last decision chose for the chosen thread's `__VERIFIER_nondet_*` call (an
+    /// index into the explored domain; see `ThreadId::CHOICE_SHIFT`).
+    choice: u32,
+    /// The end is a failed `__VERIFIER_assume`: the execution is discarded.
+    discarding: bool,
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -215,6 +227,8 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         paused_at: 0,
         ops: Vec::with_capacity(MAX_THREADS),
         ending: None,
+        choice: 0,
+        discarding: false,
     };
     s.buffer.thread(0, None, 0);
     // `T0` starts with the live TLS block as it is (the OS thread's), like a program's `main`.
@@ -324,6 +338,11 @@ pub fn restart_from(mark: Mark) {
 /// return to the host (see [`run`]).
 pub fn finish(outcome: ChildOutcome) -> ! {
     let me = with(|s| {
+        // An end by a failed assumption: an execution the program rules out.
+        let outcome = match outcome {
+            ChildOutcome::Exit(_) if s.discarding => ChildOutcome::Discarded,
+            o => o,
+        };
         s.buffer.outcome(outcome);
         &mut s.threads[s.current].fiber as *mut Fiber
     });
@@ -430,13 +449,23 @@ fn decide(me: usize) {
             return Err(waits.join("; "));
         }
         let requested = ((s.step as usize) < s.schedule_len).then(|| schedule_at(s.step as usize));
+        s.choice = 0;
         let chosen = match requested {
             Some(req) => {
-                if !enabled.contains(&(req as usize)) {
-                    let mask = enabled.iter().fold(0u64, |m, &t| m | 1 << t);
+                let (tid, choice) = (ThreadId(req).thread().0, ThreadId(req).choice());
+                let mask = enabled.iter().fold(0u64, |m, &t| m | 1 << t);
+                if !enabled.contains(&(tid as usize)) {
                     return Ok(Err((s.step, req, mask)));
                 }
-                req as usize
+                if choice > 0 {
+                    // A value only for a nondet call, and one of its domain.
+                    let op = s.threads[tid as usize].pending.expect("enabled threads have one");
+                    if op.kind != EventKind::Nondet || choice >= op.size {
+                        return Ok(Err((s.step, req, mask)));
+                    }
+                    s.choice = choice;
+                }
+                tid as usize
             }
             None => match &mut s.policy {
                 Policy::Random(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
@@ -445,13 +474,19 @@ fn decide(me: usize) {
                 Policy::Default => enabled[0],
             },
         };
+        if let (None, Policy::Random(state)) = (requested, &mut s.policy) {
+            let op = s.threads[chosen].pending.expect("enabled threads have one");
+            if op.kind == EventKind::Nondet && op.size > 1 {
+                s.choice = (splitmix64(state) % op.size as u64) as u32;
+            }
+        }
         let micros = s.elapsed();
         s.ops.clear();
         s.ops.extend(enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")));
         // A kill records what the thread it cuts off was about to do.
         let op = s.threads[chosen].pending.expect("enabled threads have one");
         let cut = (op.kind == EventKind::Kill).then(|| s.threads.get(op.addr as usize).filter(|v| !v.finished).and_then(|v| v.pending)).flatten();
-        if !s.buffer.step_cutting(chosen as u32, &s.ops, micros, cut.as_ref()) {
+        if !s.buffer.step_with(chosen as u32, &s.ops, micros, cut.as_ref(), s.choice) {
             return Ok(Ok(Ok(None)));
         }
         s.step += 1;
@@ -495,6 +530,25 @@ pub fn grant(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32) {
 }
 
 fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical: Option<LogicalAddr>) {
+    let inside = with(|s| {
+        let me = s.current;
+        if s.threads[me].atomic_depth == 0 {
+            return Ok(false);
+        }
+        let EventKind::Access(_) = kind else { return Err(kind) };
+        // Part of the atomic block's step: recorded now, no decision.
+        let op = OpRecord { tid: me as u32, kind, site, addr, size, logical };
+        let k = s.threads[me].next_k;
+        s.threads[me].next_k += 1;
+        s.threads[me].atomic_open += 1;
+        Ok(s.buffer.event(&op, k))
+    });
+    match inside {
+        Ok(false) => {}
+        Ok(true) => return,
+        Err(EventKind::Access(_)) => finish(ChildOutcome::EventLimit),
+        Err(kind) => finish(ChildOutcome::Unsupported(&format!("a {} inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
+    }
     let (me, booting, nested) = with(|s| {
         let me = s.current;
         let op = OpRecord { tid: me as u32, kind, site, addr, size, logical };
@@ -522,6 +576,11 @@ pub fn done() -> EventKind {
     let (recorded, kind) = with(|s| {
         let me = s.current;
         let th = &mut s.threads[me];
+        if th.pending.is_none() && th.atomic_open > 0 {
+            // An access of an atomic block, recorded when it opened.
+            th.atomic_open -= 1;
+            return (true, EventKind::Access(AccessKind::Load));
+        }
         let op = th.pending.take().expect("done without grant");
         if !th.nested.is_empty() {
             th.pending = Some(th.nested.remove(0));
@@ -900,6 +959,63 @@ pub fn complete_end() -> ! {
         done();
     }
     finish(ChildOutcome::Exit(code))
+}
+
+// ---- the SV-COMP interface (`sv_comp`) -------------------------------------------------------
+
+/// `__VERIFIER_atomic_begin`: the first of a block's (nesting depth 0) is its step; the block's
+/// accesses are recorded as part of it, with no decision, until the matching end.
+pub fn atomic_begin(site: u64) {
+    if with(|s| s.threads[s.current].atomic_depth > 0) {
+        with(|s| s.threads[s.current].atomic_depth += 1);
+        return;
+    }
+    grant(EventKind::Atomic, Some(SiteId(site)), 0, 0);
+    done();
+    with(|s| s.threads[s.current].atomic_depth = 1);
+}
+
+pub fn atomic_end() {
+    with(|s| {
+        let th = &mut s.threads[s.current];
+        th.atomic_depth = th.atomic_depth.saturating_sub(1);
+    });
+}
+
+/// A call of `__VERIFIER_nondet_*` with `of` values to choose from: which one (an index), as the
+/// decision chose it.
+pub fn nondet(site: u64, of: u32) -> u32 {
+    if with(|s| s.threads[s.current].atomic_depth > 0) {
+        finish(ChildOutcome::Unsupported("a __VERIFIER_nondet_* call inside an atomic block (__VERIFIER_atomic_*)"));
+    }
+    grant(EventKind::Nondet, Some(SiteId(site)), 0, of);
+    let choice = with(|s| {
+        let c = s.choice.min(of.saturating_sub(1));
+        let cur = s.current;
+        // The event records the value chosen.
+        if let Some(op) = s.threads[cur].pending.as_mut() {
+            op.addr = c as u64;
+        }
+        c
+    });
+    done();
+    choice
+}
+
+/// `__VERIFIER_assume` with a false condition: the execution is one the program rules out. It
+/// ends there, as at the process's end (DESIGN §3): the other threads are killed where they
+/// stand, so that everything they could do before the failed assumption is explored in other
+/// executions (with the kills moved after it), and nothing after it is, as SV-COMP's semantics
+/// says. An atomic block the thread is in leaves nothing behind that anyone sees.
+pub fn assume_failed(site: u64) -> ! {
+    with(|s| {
+        let th = &mut s.threads[s.current];
+        th.atomic_depth = 0;
+        th.atomic_open = 0;
+    });
+    begin_end(Some(SiteId(site)), 0);
+    with(|s| s.discarding = true);
+    complete_end()
 }
 
 /// `main` returned with `code`: as `exit(code)` (the end, the exit handlers, the kills).

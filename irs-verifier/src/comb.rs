@@ -26,10 +26,16 @@
 //! that could be a sibling of one of its own (its creation is the root, joins follow its exit).
 //! A kill of thread `v` is a sibling of `v`'s next event in `v`'s tree, and an alternative to
 //! it: from then on thread trees are searched too ([`sibling_objects`]).
+//!
+//! A call of `__VERIFIER_nondet_*` is the one place where a thread's next action is not a
+//! function of its history: each value it can take is an event of its own, a sibling of the
+//! others in the thread's tree, all enabled where one is. So the spike of such an event holds
+//! its siblings of its own thread that are nondet calls too.
 
 use crate::configuration::Configuration;
 use crate::object_table::{ObjClass, ObjectTable};
 use crate::unfolding::{Child, EventIdx, Unfolding};
+use shared_proto::EventKind;
 
 /// The comb's spikes, kept from one search to the next: a search runs at every node the
 /// exploration backtracks over, and most find nothing.
@@ -60,6 +66,22 @@ impl Comb {
         for (spike, &d) in self.spikes.iter_mut().zip(selected).rev() {
             spike.clear();
             let me = u.thread(d);
+            if u.event_kind(d) == EventKind::Nondet {
+                // A nondet call's other values: siblings of its own thread, each enabled at `C`
+                // as `d` is (the argument above is about a thread's next action being a
+                // function of its history, which a choice is not).
+                let own = u.action_of(d).own;
+                for child in u.child_entries(own, u.pred(d, own)) {
+                    let s = child.event;
+                    if s != d && child.thread == me && u.event_kind(s) == EventKind::Nondet && !spike.contains(&s) && c.compatible_outside(u, s, Some(child.own)) && sleep.iter().all(|&x| !u.le(x, s)) {
+                        spike.push(s);
+                    }
+                }
+                if single && !spike.is_empty() {
+                    spike.truncate(1);
+                    continue;
+                }
+            }
             'objects: for (o, p) in sibling_objects(u, objects, d) {
                 for child in u.children_of_others(o, p, me) {
                     let s = child.event;

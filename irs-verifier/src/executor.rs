@@ -51,11 +51,21 @@ pub struct Options {
     /// Fork a process per execution instead of running them in the persistent worker (slower;
     /// for comparison and for programs the worker cannot restore).
     pub fork_each: bool,
+    /// The values every call of `__VERIFIER_nondet_*` explores (`None`: the runtime's default,
+    /// [`shared_proto::explore_protocol::DEFAULT_NONDET_VALUES`]).
+    pub nondet_values: Option<Vec<i64>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None }
+    }
+}
+
+impl Options {
+    /// The values `__VERIFIER_nondet_*` calls explore, as given or by default.
+    pub fn nondet_values(&self) -> Vec<i64> {
+        self.nondet_values.clone().unwrap_or_else(|| proto::DEFAULT_NONDET_VALUES.to_vec())
     }
 }
 
@@ -92,8 +102,10 @@ impl Execution {
     }
 
     /// The schedule that reproduces this execution: the chosen thread of every step.
+    /// The schedule that runs this execution again: each step's thread, and the value each
+    /// call of `__VERIFIER_nondet_*` took (see `ThreadId::CHOICE_SHIFT`).
     pub fn schedule(&self) -> Vec<ThreadId> {
-        self.trace.steps.iter().map(|s| s.chosen).collect()
+        self.trace.steps.iter().map(|s| s.entry()).collect()
     }
 }
 
@@ -270,6 +282,11 @@ fn read_for_a_while(r: std::process::ChildStderr, wait: Duration) -> String {
 
 impl Executor {
     /// Start `program ARGS` as a fork server.
+    /// The options it was started with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
     pub fn start(program: &Path, args: &[String], options: Options) -> Result<Executor, ExecError> {
         let name = program.display().to_string();
         let cap = Capacity::DEFAULT;
@@ -293,6 +310,7 @@ impl Executor {
             .env(proto::ENV_BUFFER_BYTES, cap.bytes().to_string())
             .env(proto::ENV_STDIN_FD, FD_STDIN.to_string())
             .env(proto::ENV_STACK_KB, options.stack_kb.to_string())
+            .env(proto::ENV_NONDET_VALUES, options.nondet_values().iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","))
             .env_remove(proto::ENV_FORK_EACH)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -22,6 +22,9 @@ pub enum ObjClass {
     Thread,
     /// The process: its end.
     Process,
+    /// Atomic blocks, and accesses to words that race with them (see `race_free_words`): moved
+    /// like a memory word's accesses.
+    Atomic,
 }
 
 #[derive(Default)]
@@ -46,6 +49,7 @@ pub fn stable(key: ObjectKey, threads: &RunThreads) -> ObjectKey {
         ObjectKey::Mutex(r, a) => ObjectKey::Mutex(stable_region(r, threads), a),
         ObjectKey::Thread(t) => ObjectKey::Thread(threads.stable(ThreadId(t)).0),
         ObjectKey::Process => ObjectKey::Process,
+        ObjectKey::Atomic => ObjectKey::Atomic,
     }
 }
 
@@ -58,6 +62,11 @@ impl ObjectTable {
         self.keys.push(key);
         self.index.insert(key, i);
         i
+    }
+
+    /// The atomic blocks' object.
+    pub fn atomic(&mut self) -> ObjIdx {
+        self.intern(ObjectKey::Atomic)
     }
 
     pub fn thread(&mut self, t: StableThread) -> ObjIdx {
@@ -75,6 +84,7 @@ impl ObjectTable {
             ObjectKey::Mutex(..) => ObjClass::Mutex,
             ObjectKey::Thread(_) => ObjClass::Thread,
             ObjectKey::Process => ObjClass::Process,
+            ObjectKey::Atomic => ObjClass::Atomic,
         }
     }
 

@@ -27,7 +27,7 @@ use crate::configuration::Configuration;
 use crate::executor::{ExecError, Execution, Executor, RunInFlight, Snapshot, SnapshotResult};
 use std::borrow::Cow;
 use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
-use crate::race_free_words::RaceFreeWords;
+use crate::race_free_words::{RaceFreeWords, WordUse};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
 use shared_proto::dependence::{objects_of, ObjectKey};
@@ -128,6 +128,12 @@ pub struct Stats {
     pub race_free_words: usize,
     /// Times the exploration started over because a word it had taken as race-free raced.
     pub restarts: u64,
+    /// Words that atomic blocks access and that race outside them: guarded by the blocks'
+    /// object (see `race_free_words`).
+    pub guarded_words: usize,
+    /// Explored maximal executions in which a `__VERIFIER_assume` failed: ruled out by the
+    /// program, neither bugs nor evidence of safety (counted in `traces`).
+    pub discarded: u64,
     pub elapsed: Duration,
 }
 
@@ -201,6 +207,10 @@ struct Node {
     /// `race_free_words`). Such a node is no call of Alg. 1: no alternative, an empty `sleep`.
     event: Option<EventIdx>,
     tid: ThreadId,
+    /// The step's action (for a step that is no event, what it accessed).
+    action: ActionIdx,
+    /// For a kill: what the thread it cuts off was about to do (see `Verifier::cut_at_end`).
+    cut: Option<PendingOp>,
     /// The length of `Verifier::access_undo` before the node's accesses were recorded, and the
     /// thread's count of steps since its last event before the node (see `Verifier::since`).
     access_mark: usize,
@@ -347,6 +357,11 @@ pub struct Verifier<'a> {
     told_safe: Option<usize>,
     /// The actions of single-object operations (see `action_for`).
     action_cache: FxHashMap<(StableThread, Option<shared_proto::SiteId>, EventKind, ObjectKey), (ActionIdx, ObjIdx)>,
+    /// The race-free words of the last atomic block `action_for` saw (not part of its action).
+    block_words: Vec<ObjIdx>,
+    /// Nondet calls seen: the function (as the site table names the call) and how many values it
+    /// took, for the verdict's bounds.
+    nondet_seen: std::collections::BTreeMap<String, u32>,
 }
 
 /// A pending operation as the event it would be (its `k` does not matter here).
@@ -399,6 +414,8 @@ impl<'a> Verifier<'a> {
             since: Vec::new(),
             told_safe: None,
             action_cache: FxHashMap::default(),
+            block_words: Vec::new(),
+            nondet_seen: Default::default(),
         }
     }
 
@@ -514,10 +531,26 @@ impl<'a> Verifier<'a> {
                     self.refresh_stats();
                     hooks.progress(&self.stats);
                     let races = self.words.found().to_vec();
-                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races, bounds: Vec::new() });
+                    let bounds = self.bounds();
+                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races, bounds });
                 }
             }
         }
+    }
+
+    /// What the exploration rests on besides the input: the values nondet calls took, where the
+    /// domain is smaller than the call's type (a `bool`'s two values are all of them).
+    fn bounds(&self) -> Vec<String> {
+        let values = self.ex.options().nondet_values();
+        let list = values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+        self.nondet_seen
+            .iter()
+            .filter(|(call, &of)| !(of == 2 && (call.starts_with("__VERIFIER_nondet_bool") || call.starts_with("__VERIFIER_nondet__Bool"))))
+            .map(|(call, _)| {
+                let ty = call.strip_prefix("__VERIFIER_nondet_").and_then(|t| t.split(' ').next()).unwrap_or("value");
+                format!("{call} took only the values {{{list}}} (as its type holds them), not every {ty}")
+            })
+            .collect()
     }
 
     /// Forget the exploration so far (a word taken as race-free raced; `self.words` knows it
@@ -542,7 +575,7 @@ impl<'a> Verifier<'a> {
         self.comb = comb::Comb::default();
         self.action_cache.clear();
         let s = &mut self.stats;
-        (s.executions, s.ssb, s.traces) = (0, 0, 0);
+        (s.executions, s.ssb, s.traces, s.discarded) = (0, 0, 0, 0);
         hooks.restarted(why);
         Ok(())
     }
@@ -569,6 +602,9 @@ impl<'a> Verifier<'a> {
                     self.stats.executions += 1;
                     self.stats.traces += 1;
                     let outcome = exec.outcome().clone();
+                    if outcome == Outcome::Discarded {
+                        self.stats.discarded += 1;
+                    }
                     hooks.trace(&exec.schedule(), &outcome);
                     for more in exec.more_bugs.clone() {
                         self.record(&exec, more);
@@ -689,6 +725,7 @@ impl<'a> Verifier<'a> {
     fn refresh_stats(&mut self) {
         (self.stats.racy_words, self.stats.race_free_words) = self.words.counts();
         self.stats.restarts = self.words.restarts();
+        self.stats.guarded_words = self.words.guarded();
         self.stats.events_live = self.u.live();
         self.stats.events_peak = self.stats.events_peak.max(self.u.live());
         self.stats.events_created = self.u.created();
@@ -743,7 +780,8 @@ impl<'a> Verifier<'a> {
             let Some(before) = self.u.gap(e).checked_sub(done) else {
                 return Err(VerifyError::Internal(format!("an alternative's event of {t:?} comes {} steps after its predecessor, the path has taken {done}", self.u.gap(e))));
             };
-            out.extend(std::iter::repeat_n(rt, before as usize + 1));
+            out.extend(std::iter::repeat_n(rt, before as usize));
+            out.push(rt.with_choice(self.u.action_of(e).choice));
             created(&self.u, &self.objects, e, &mut runtime);
         }
         Ok(out)
@@ -774,6 +812,10 @@ impl<'a> Verifier<'a> {
         objs.clear();
         elided.clear();
         objs.push(own);
+        // An atomic block is one event of its thread and the blocks' object: its accesses'
+        // words are never its objects (see `race_free_words`).
+        let in_block = kind == EventKind::Atomic;
+        let mut choice = 0;
         if kind == EventKind::Create {
             // The child is "the n-th thread `me` creates": runtime ids depend on what other
             // threads created first, and a pending create's id may not be the final one.
@@ -782,12 +824,19 @@ impl<'a> Verifier<'a> {
             objs.push(self.objects.thread(child));
         } else {
             for e in events {
+                if let (EventKind::Nondet, ObjectRef::Choice { value, .. }) = (e.kind, e.object) {
+                    choice = value;
+                }
                 for k in objects_of(e) {
                     let o = self.objects.of_run(k, threads);
-                    if self.objects.class(o) == ObjClass::Memory && self.words.elide(self.objects.key(o), e.kind, || site_text(self.ex, e.site)) {
-                        elided.push(o);
-                    } else {
+                    if self.objects.class(o) != ObjClass::Memory {
                         objs.push(o);
+                        continue;
+                    }
+                    match self.words.classify(self.objects.key(o), e.kind, in_block, || site_text(self.ex, e.site)) {
+                        WordUse::Elided => elided.push(o),
+                        WordUse::Object => objs.push(o),
+                        WordUse::Guarded => objs.push(self.objects.atomic()),
                     }
                 }
             }
@@ -799,7 +848,15 @@ impl<'a> Verifier<'a> {
         // A word both elided and not (a memcpy whose two halves are a plain and an atomic
         // access) is an object; the restart this asks for follows.
         elided.retain(|o| objs.binary_search(o).is_err());
-        let a = self.u.intern_action(me, own, site, action_kind(kind), &objs, &elided);
+        if in_block {
+            // The block's race-free words are checked (`record_accesses`), but what the block
+            // accesses depends on what it reads, and a block moved before another reads other
+            // values: they are not part of what the action is.
+            self.block_words.clear();
+            self.block_words.extend_from_slice(&elided);
+            elided.clear();
+        }
+        let a = self.u.intern_action(me, own, site, action_kind(kind), &objs, &elided, choice);
         self.objs_buf = objs;
         self.elided_buf = elided;
         if let Some(k) = single {
@@ -823,9 +880,39 @@ impl<'a> Verifier<'a> {
         self.u.find(a, &self.preds_buf)
     }
 
-    /// The first of the enabled operations whose event at `C` is not in the sleep set.
-    fn first_awake<'p>(&mut self, threads: &RunThreads, enabled: &'p [PendingOp], sleep: &[EventIdx]) -> Option<&'p PendingOp> {
-        enabled.iter().find(|op| !self.pending_event(threads, op).is_some_and(|x| sleep.contains(&x)))
+    /// The first of the enabled operations whose event at `C` is not in the sleep set, as a
+    /// schedule's entry: its thread, and for a nondet call the first value whose event is not.
+    fn first_awake(&mut self, threads: &RunThreads, enabled: &[PendingOp], sleep: &[EventIdx]) -> Option<ThreadId> {
+        for op in enabled {
+            let choices = match op.object {
+                ObjectRef::Choice { of, .. } if op.kind == EventKind::Nondet => of.max(1),
+                _ => 1,
+            };
+            for v in 0..choices {
+                let mut op = *op;
+                if choices > 1 {
+                    op.object = ObjectRef::Choice { value: v, of: choices };
+                }
+                if !self.pending_event(threads, &op).is_some_and(|x| sleep.contains(&x)) {
+                    return Some(op.tid.with_choice(v));
+                }
+            }
+        }
+        None
+    }
+
+    /// A nondet call's event at `C` was just made: the same call taking each other value of its
+    /// domain is an event at `C` too, in conflict with it (a choice of the thread), which the
+    /// comb can take as an alternative.
+    fn nondet_siblings(&mut self, e: EventIdx, of: u32, gap: u32) {
+        let a = self.u.action_of(e).clone();
+        for v in (0..of).filter(|&v| v != a.choice) {
+            let av = self.u.intern_action(a.thread, a.own, a.site, a.kind, &a.objects, &a.elided, v);
+            self.event_at_c(av, EventKind::Nondet, gap);
+        }
+        let info = a.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
+        let name = info.map_or_else(|| "a __VERIFIER_nondet_* call".to_string(), |(_, i)| format!("{} at {}", i.target.trim_start_matches("call "), i.location()));
+        self.nondet_seen.entry(name).and_modify(|n| *n = (*n).max(of)).or_insert(of);
     }
 
     /// The action's predecessors at `C` (into `preds_buf`), and its kind there (a trylock fails
@@ -896,6 +983,7 @@ impl<'a> Verifier<'a> {
             }
             let done = &done[..];
             let (action, own) = self.action_for(&w.threads, step.chosen, done[0].site, done[0].kind, done);
+            let block_words = if done[0].kind == EventKind::Atomic { std::mem::take(&mut self.block_words) } else { Vec::new() };
             if let (EventKind::Kill, ObjectRef::Thread(victim)) = (done[0].kind, done[0].object) {
                 self.cut_off(&w.threads, run, s, victim)?;
             }
@@ -920,19 +1008,23 @@ impl<'a> Verifier<'a> {
                     Some(e)
                 }
             };
-            if !self.u.actions(action).elided.is_empty() {
+            if let (Some(e), EventKind::Nondet, ObjectRef::Choice { of, .. }) = (event, done[0].kind, done[0].object) {
+                self.nondet_siblings(e, of, since_before);
+            }
+            if !self.u.actions(action).elided.is_empty() || !block_words.is_empty() {
                 // The access's history, and the depth of its thread's event that follows it.
                 let (q, after) = match event {
                     Some(e) => (Some(e), self.u.depth_on(Some(e), own)),
                     None => (self.c.last(own), self.u.depth_on(self.c.last(own), own) + 1),
                 };
-                self.record_accesses(action, own, q, after, s, step.chosen);
+                self.record_accesses(action, &block_words, own, q, after, s, step.chosen);
             }
+            self.block_words = block_words;
             if let Some(why) = self.words.restart_needed() {
                 return Err(VerifyError::Restart(why.to_string()));
             }
             let Some(e) = event else {
-                self.path.push(Node { event: None, tid: step.chosen, access_mark, since_before, sleep: Vec::new(), runs_at: self.stats.runs, marks: None });
+                self.path.push(Node { event: None, tid: step.chosen, action, cut: None, access_mark, since_before, sleep: Vec::new(), runs_at: self.stats.runs, marks: None });
                 self.since[tid] += 1;
                 w.s += 1;
                 continue;
@@ -966,16 +1058,17 @@ impl<'a> Verifier<'a> {
                 // Line 7 of Alg. 1: choose from en(C) \ D.
                 let leaf = match self.first_awake(&w.threads, &run.enabled(s)?, &w.sleep) {
                     None => Leaf::Blocked,
-                    Some(op) => {
+                    Some(entry) => {
                         let mut schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
-                        schedule.push(op.tid);
+                        schedule.push(entry);
                         Leaf::Redirect { schedule, from: s, sleep: std::mem::take(&mut w.sleep) }
                     }
                 };
                 w.leaf = Some(leaf);
                 return Ok(());
             }
-            self.path.push(Node { event: Some(e), tid: step.chosen, access_mark, since_before, sleep: w.sleep.clone(), runs_at: self.stats.runs, marks: None });
+            let cut = if done[0].kind == EventKind::Kill { step.cut } else { None };
+            self.path.push(Node { event: Some(e), tid: step.entry(), action, cut, access_mark, since_before, sleep: w.sleep.clone(), runs_at: self.stats.runs, marks: None });
             self.since[tid] = 0;
             self.c.push(&self.u, e);
             self.extensions.of_event(&mut self.u, &self.objects, e, own);
@@ -1001,8 +1094,48 @@ impl<'a> Verifier<'a> {
             let gap = self.since.get(op.tid.0 as usize).copied().unwrap_or(0);
             self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
         }
+        self.cut_at_end(&w.threads);
         w.leaf = Some(Leaf::Maximal);
         Ok(())
+    }
+
+    /// At the end of a run, every thread a kill cut off: what it was about to do, as the event
+    /// it would be at the final `C` (its own predecessor the kill's, the others `C`'s last
+    /// events), with its moves up its objects' chains. Events that other threads performed after
+    /// the kill change where the killed thread's next event would be (it reads what they wrote),
+    /// and no later event of the killed thread brings those positions back as conflicting
+    /// extensions: they are `ex(C)` of the configurations after the kill (found by the
+    /// differential campaign).
+    fn cut_at_end(&mut self, threads: &RunThreads) {
+        let cuts: Vec<(EventIdx, PendingOp)> = self.path.iter().filter_map(|n| Some((n.event?, n.cut?))).collect();
+        for (kill, op) in cuts {
+            let ev = as_event(&op);
+            let (a, own) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+            if self.no_event(a) {
+                continue;
+            }
+            let own_pred = self.u.pred(kill, own);
+            let kind = self.at_c(a, op.kind);
+            let objs: Vec<ObjIdx> = self.u.actions(a).objects.to_vec();
+            let mut preds = self.preds_buf.clone();
+            for (i, &o) in objs.iter().enumerate() {
+                if o == own {
+                    preds[i] = own_pred;
+                }
+            }
+            let gap = self.since.get(op.tid.index()).copied().unwrap_or(0);
+            let free = match kind {
+                EventKind::Lock => objs.iter().all(|&o| self.objects.class(o) != ObjClass::Mutex || cex::mutex_free_after(&self.u, o, self.c.last(o))),
+                // A thread waits for good to join a thread the end killed, or to end the process
+                // another thread has ended.
+                EventKind::Join | EventKind::End => false,
+                _ => true,
+            };
+            if free {
+                self.u.event(a, &preds, kind, gap);
+            }
+            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
+        }
     }
 
     /// A kill at the process's end at step `s` (DESIGN §3) cuts `victim` off: what it forecloses
@@ -1014,6 +1147,21 @@ impl<'a> Verifier<'a> {
     /// only an event can be moved before a kill: the process's end is unordered with that access,
     /// which makes its words racy (the exploration starts over with them as objects).
     fn cut_off(&mut self, threads: &RunThreads, run: &dyn RunSteps, s: usize, victim: ThreadId) -> Result<(), VerifyError> {
+        // The victim's steps since its last event are no events: the end could have come before
+        // any of them, which only an event can show (a run goes on to a thread's next event
+        // before it switches). Their words are unordered with the end: racy.
+        let mut since_last: Vec<ObjIdx> = Vec::new();
+        for n in self.path.iter().rev().filter(|n| n.tid.index() == victim.index()) {
+            if n.event.is_some() {
+                break;
+            }
+            since_last.extend_from_slice(&self.u.actions(n.action).elided);
+        }
+        for x in since_last {
+            self.words.racy(self.objects.key(x), || {
+                format!("an access to this word by T{} comes after that thread's last event and before a kill of it at step {s}: the process's end is unordered with it", victim.0)
+            });
+        }
         let enabled = run.enabled(s)?;
         let mut ops: Vec<(PendingOp, bool)> = Vec::new();
         if let Some(op) = run.steps()[s].cut {
@@ -1052,10 +1200,13 @@ impl<'a> Verifier<'a> {
     /// its thread's event at depth `after` in the thread's tree. The last access to each word
     /// (by thread `t`, before `t`'s event at depth `d`) must be in the causal past: `t` is the
     /// same thread, or `[q]` holds `t`'s event at depth `d`. (A thread's events in `C` form one
-    /// chain, so depths decide.) A word that fails becomes racy.
-    fn record_accesses(&mut self, a: ActionIdx, own: ObjIdx, q: Option<EventIdx>, after: u32, s: usize, tid: ThreadId) {
-        for i in 0..self.u.actions(a).elided.len() {
-            let x = self.u.actions(a).elided[i];
+    /// chain, so depths decide.) A word that fails becomes racy. For an atomic block, whose
+    /// action does not name its words, they are `block_words`.
+    #[allow(clippy::too_many_arguments)]
+    fn record_accesses(&mut self, a: ActionIdx, block_words: &[ObjIdx], own: ObjIdx, q: Option<EventIdx>, after: u32, s: usize, tid: ThreadId) {
+        let n = if block_words.is_empty() { self.u.actions(a).elided.len() } else { block_words.len() };
+        for i in 0..n {
+            let x = if block_words.is_empty() { self.u.actions(a).elided[i] } else { block_words[i] };
             let slot = x.0 as usize;
             if self.accesses.len() <= slot {
                 self.accesses.resize(slot + 1, None);
@@ -1083,7 +1234,7 @@ impl<'a> Verifier<'a> {
             let (x, prev) = self.access_undo.pop().expect("above the mark");
             self.accesses[x.0 as usize] = prev;
         }
-        self.since[node.tid.0 as usize] = node.since_before;
+        self.since[node.tid.index()] = node.since_before;
     }
 
     /// Line 13 of Alg. 1, amortised: when `U` has doubled since the last time, keep only

@@ -41,13 +41,43 @@ pub const MAX_RESTARTS: u64 = 4;
 use shared_proto::dependence::ObjectKey;
 use shared_proto::{AccessKind, EventKind};
 
+/// What the exploration knows of a word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Every access so far ordered by synchronisation: no tree.
+    RaceFree,
+    /// An object with a tree of its own.
+    Racy,
+    /// Accessed inside atomic blocks and racing with accesses outside them: every access to it
+    /// is an event of the atomic blocks' object, so that the blocks stay single events on two
+    /// objects (their thread and the blocks' object) and the order of the word's accesses is
+    /// the order on that object.
+    Guarded,
+}
+
+struct Word {
+    state: State,
+    /// Accessed inside an atomic block: once it races, it is guarded, not racy.
+    in_block: bool,
+}
+
+/// How one access uses its word (see [`RaceFreeWords::classify`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordUse {
+    /// Not an object of the access: race-free, checked.
+    Elided,
+    /// The word is an object of the access.
+    Object,
+    /// The atomic blocks' object stands for the word.
+    Guarded,
+}
+
 /// What the verifier knows of the program's words (it lives across restarts).
 #[derive(Default)]
 pub struct RaceFreeWords {
     /// Off: every word is an object (`irs verify --no-race-free-words`).
     off: bool,
-    /// Per word seen: whether it is racy (else race-free so far).
-    words: FxHashMap<ObjectKey, bool>,
+    words: FxHashMap<ObjectKey, Word>,
     /// Why the exploration must start over, once a word that had been race-free became racy.
     restart: Option<String>,
     /// Why each word that had been race-free became racy (for the report: data races are
@@ -66,19 +96,54 @@ impl RaceFreeWords {
     /// word itself, so its word is racy from the first).
     /// `at` says where the access is, for the report, should an atomic one make its word racy.
     pub fn elide(&mut self, word: ObjectKey, kind: EventKind, at: impl FnOnce() -> String) -> bool {
-        if self.off {
-            return false;
-        }
-        if matches!(kind, EventKind::Access(AccessKind::AtomicLoad | AccessKind::AtomicStore | AccessKind::Rmw | AccessKind::CmpXchg)) {
-            self.racy(word, || format!("the {}{} accesses atomically a word accessed plainly before (atomics synchronise by the word itself)", kind.name(), at()));
-            return false;
-        }
-        !*self.words.entry(word).or_insert(false)
+        self.classify(word, kind, false, at) == WordUse::Elided
     }
 
-    /// `word` is racy from now on; if it had been race-free, the exploration must start over.
+    /// How an access of `kind` to `word` uses it; `in_block`: the access is part of an atomic
+    /// block. A block never has a word as an object (only the blocks' object): a racy word one
+    /// accesses becomes guarded (and the exploration starts over, as it has used the word as an
+    /// object so far).
+    pub fn classify(&mut self, word: ObjectKey, kind: EventKind, in_block: bool, at: impl FnOnce() -> String) -> WordUse {
+        let atomic = matches!(kind, EventKind::Access(AccessKind::AtomicLoad | AccessKind::AtomicStore | AccessKind::Rmw | AccessKind::CmpXchg));
+        if self.off && !in_block && !self.words.contains_key(&word) {
+            // Every word an object: only those of atomic blocks need remembering.
+            return WordUse::Object;
+        }
+        // A word first accessed atomically is racy from the first (nothing to redo).
+        let fresh = match (in_block, self.off || atomic) {
+            (true, true) => State::Guarded,
+            (false, true) => State::Racy,
+            (_, false) => State::RaceFree,
+        };
+        let w = self.words.entry(word).or_insert(Word { state: fresh, in_block: false });
+        w.in_block |= in_block;
+        match (w.state, in_block) {
+            (State::Guarded, _) => WordUse::Guarded,
+            (State::Racy, true) => {
+                w.state = State::Guarded;
+                let why = format!("the {}{} accesses, inside an atomic block, a word that races outside them", kind.name(), at());
+                self.found.push(why.clone());
+                self.restart.get_or_insert(why);
+                WordUse::Guarded
+            }
+            (State::Racy, false) => WordUse::Object,
+            (State::RaceFree, true) => WordUse::Elided,
+            (State::RaceFree, false) if atomic => {
+                self.racy(word, || format!("the {}{} accesses atomically a word accessed plainly before (atomics synchronise by the word itself)", kind.name(), at()));
+                self.classify(word, kind, false, String::new)
+            }
+            (State::RaceFree, false) => WordUse::Elided,
+        }
+    }
+
+    /// `word` is racy from now on (guarded, if atomic blocks access it); if it had been
+    /// race-free, the exploration must start over.
     pub fn racy(&mut self, word: ObjectKey, why: impl FnOnce() -> String) {
-        if self.words.insert(word, true) != Some(false) || self.off {
+        let fresh = if self.off { State::Racy } else { State::RaceFree };
+        let w = self.words.entry(word).or_insert(Word { state: fresh, in_block: false });
+        let was = w.state;
+        w.state = if w.in_block { State::Guarded } else { State::Racy };
+        if was != State::RaceFree {
             return;
         }
         let why = why();
@@ -91,13 +156,16 @@ impl RaceFreeWords {
         self.restart.as_deref()
     }
 
-    /// The exploration starts over; after [`MAX_RESTARTS`], with every word an object.
+    /// The exploration starts over; after [`MAX_RESTARTS`], with every word an object (or
+    /// guarded, where atomic blocks access it).
     pub fn restarted(&mut self) {
         self.restart = None;
         self.restarts += 1;
         if self.restarts >= MAX_RESTARTS {
             self.off = true;
-            self.words.values_mut().for_each(|racy| *racy = true);
+            for w in self.words.values_mut().filter(|w| w.state == State::RaceFree) {
+                w.state = if w.in_block { State::Guarded } else { State::Racy };
+            }
         }
     }
 
@@ -110,10 +178,15 @@ impl RaceFreeWords {
         &self.found
     }
 
-    /// Words seen so far that are racy, and race-free.
+    /// Words seen so far that are racy (guarded ones included), and race-free.
     pub fn counts(&self) -> (usize, usize) {
-        let racy = self.words.values().filter(|&&r| r).count();
-        (racy, self.words.len() - racy)
+        let free = self.words.values().filter(|w| w.state == State::RaceFree).count();
+        (self.words.len() - free, free)
+    }
+
+    /// Words guarded by the atomic blocks' object.
+    pub fn guarded(&self) -> usize {
+        self.words.values().filter(|w| w.state == State::Guarded).count()
     }
 }
 

@@ -40,6 +40,11 @@ impl SiblingMarks {
         for &a in anchors {
             let me = u.thread(a);
             lists.extend(crate::comb::sibling_objects(u, objects, a).map(|(o, p)| (o, p, me, 0)));
+            if u.event_kind(a) == shared_proto::EventKind::Nondet {
+                // Its other values are siblings of its own thread (see `comb`).
+                let own = u.action_of(a).own;
+                lists.push((own, u.pred(a, own), StableThread(u32::MAX), 0));
+            }
         }
         SiblingMarks { lists, history: FxHashSet::default() }
     }

@@ -47,6 +47,9 @@ pub struct Action {
     /// far (see `race_free_words`): part of what the action is, so that a run accessing another
     /// word is another action, but no tree of theirs is kept. Sorted, without duplicates.
     pub elided: Box<[ObjIdx]>,
+    /// For a call of `__VERIFIER_nondet_*`, the value it takes (an index into the explored
+    /// domain): each value is another action, and its events conflict (0 for other actions).
+    pub choice: u32,
 }
 
 /// The action's kind with a trylock's result dropped.
@@ -212,23 +215,24 @@ impl Unfolding {
     }
 
     pub fn action(&mut self, a: Action) -> ActionIdx {
-        self.intern_action(a.thread, a.own, a.site, a.kind, &a.objects, &a.elided)
+        self.intern_action(a.thread, a.own, a.site, a.kind, &a.objects, &a.elided, a.choice)
     }
 
     /// The action with these fields (`objects` and `elided` sorted, without duplicates),
     /// interned: looking up one that exists allocates nothing.
-    pub fn intern_action(&mut self, thread: StableThread, own: ObjIdx, site: Option<SiteId>, kind: EventKind, objects: &[ObjIdx], elided: &[ObjIdx]) -> ActionIdx {
-        let h = FxBuild::default().hash_one((thread, own, site, kind, objects, elided));
+    #[allow(clippy::too_many_arguments)]
+    pub fn intern_action(&mut self, thread: StableThread, own: ObjIdx, site: Option<SiteId>, kind: EventKind, objects: &[ObjIdx], elided: &[ObjIdx], choice: u32) -> ActionIdx {
+        let h = FxBuild::default().hash_one((thread, own, site, kind, objects, elided, choice));
         let mut at = self.action_index.get(&h).copied();
         while let Some(i) = at {
             let a = &self.actions[i.0 as usize];
-            if a.thread == thread && a.own == own && a.site == site && a.kind == kind && *a.objects == *objects && *a.elided == *elided {
+            if a.thread == thread && a.own == own && a.site == site && a.kind == kind && *a.objects == *objects && *a.elided == *elided && a.choice == choice {
                 return i;
             }
             at = self.action_same_hash[i.0 as usize];
         }
         let i = ActionIdx(self.actions.len() as u32);
-        self.actions.push(Action { thread, own, site, kind, objects: objects.into(), elided: elided.into() });
+        self.actions.push(Action { thread, own, site, kind, objects: objects.into(), elided: elided.into(), choice });
         self.action_same_hash.push(self.action_index.insert(h, i));
         i
     }
@@ -682,7 +686,7 @@ mod tests {
     fn act(u: &mut Unfolding, t: u32, objs: &[u32]) -> ActionIdx {
         let mut objects: Vec<ObjIdx> = objs.iter().map(|&o| ObjIdx(o)).collect();
         objects.sort();
-        u.action(Action { thread: StableThread(t), own: ObjIdx(t), site: None, kind: EventKind::Lock, objects: objects.into(), elided: Box::new([]) })
+        u.action(Action { thread: StableThread(t), own: ObjIdx(t), site: None, kind: EventKind::Lock, objects: objects.into(), elided: Box::new([]), choice: 0 })
     }
 
     /// A xorshift generator: the tests' runs are random, and the same every time.

@@ -24,6 +24,8 @@ pub enum ObjectKey {
     Thread(u32),
     /// The process: its end (two ends never both happen).
     Process,
+    /// Atomic blocks (`__VERIFIER_atomic_*`): every block belongs to it, so blocks are ordered.
+    Atomic,
 }
 
 /// Accesses of unknown size are taken to touch this many bytes.
@@ -56,6 +58,7 @@ pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
         }
         (_, ObjectRef::Thread(t)) => (None, Some(ObjectKey::Thread(t.0))),
         (_, ObjectRef::Process) => (None, Some(ObjectKey::Process)),
+        (_, ObjectRef::Atomic) => (None, Some(ObjectKey::Atomic)),
         _ => (None, None),
     };
     words.into_iter().flat_map(|(region, ws)| ws.map(move |w| ObjectKey::Word(region, w))).chain(one)

@@ -23,6 +23,13 @@ pub enum EventKind {
     /// stands (object: that thread). One per live thread, after `End` and the exit handlers;
     /// the other threads may still move until their own `Kill`.
     Kill,
+    /// A call of `__VERIFIER_nondet_*`: the thread chooses one value of a small domain (object:
+    /// [`ObjectRef::Choice`]). Each value is another event; they conflict with each other.
+    Nondet,
+    /// The start of an atomic block (`__VERIFIER_atomic_begin`, or a call of a function whose
+    /// name starts with `__VERIFIER_atomic_`): the block's accesses are part of this one step,
+    /// with no other thread in between (object: [`ObjectRef::Atomic`]).
+    Atomic,
 }
 
 impl EventKind {
@@ -38,6 +45,8 @@ impl EventKind {
             EventKind::Exit => "exit",
             EventKind::End => "end",
             EventKind::Kill => "kill",
+            EventKind::Nondet => "nondet",
+            EventKind::Atomic => "atomic",
         }
     }
 
@@ -57,6 +66,8 @@ impl EventKind {
             EventKind::Exit => 22,
             EventKind::End => 23,
             EventKind::Kill => 24,
+            EventKind::Nondet => 25,
+            EventKind::Atomic => 27,
         }
     }
 
@@ -72,6 +83,8 @@ impl EventKind {
             22 => EventKind::Exit,
             23 => EventKind::End,
             24 => EventKind::Kill,
+            25 => EventKind::Nondet,
+            27 => EventKind::Atomic,
             _ => return None,
         })
     }
@@ -83,6 +96,8 @@ impl EventKind {
             EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail => ObjectRef::Mutex { addr, logical },
             EventKind::Create | EventKind::Join | EventKind::Exit | EventKind::Kill => ObjectRef::Thread(ThreadId(addr as u32)),
             EventKind::End => ObjectRef::Process,
+            EventKind::Nondet => ObjectRef::Choice { value: addr as u32, of: size },
+            EventKind::Atomic => ObjectRef::Atomic,
         }
     }
 }
@@ -94,7 +109,8 @@ impl ObjectRef {
             ObjectRef::Memory { addr, size, .. } => (addr, size),
             ObjectRef::Mutex { addr, .. } => (addr, 0),
             ObjectRef::Thread(t) => (t.0 as u64, 0),
-            ObjectRef::Process => (0, 0),
+            ObjectRef::Process | ObjectRef::Atomic => (0, 0),
+            ObjectRef::Choice { value, of } => (value as u64, of),
         }
     }
 }
@@ -113,6 +129,11 @@ pub enum ObjectRef {
     Thread(ThreadId),
     /// The process (its end).
     Process,
+    /// What a call of `__VERIFIER_nondet_*` chose: value `value` of the `of` values explored
+    /// (for a pending call, `value` is 0 and `of` says how many there are).
+    Choice { value: u32, of: u32 },
+    /// Atomic blocks: all of them are ordered by it (see `EventKind::Atomic`).
+    Atomic,
 }
 
 /// An operation a thread is about to perform (EXPLORE records, per step, that of every enabled
@@ -137,6 +158,16 @@ pub struct Step {
     /// finished). The verifier needs it: that operation never happens in this run, and it is
     /// an alternative to the kill.
     pub cut: Option<PendingOp>,
+    /// For a call of `__VERIFIER_nondet_*`: the value it took (an index into the domain; 0
+    /// otherwise). With `chosen`, what a schedule says of this step (see `ThreadId::with_choice`).
+    pub choice: u32,
+}
+
+impl Step {
+    /// This step as a schedule's entry.
+    pub fn entry(&self) -> ThreadId {
+        self.chosen.with_choice(self.choice)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

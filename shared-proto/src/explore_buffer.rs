@@ -96,6 +96,7 @@ mod code {
     pub const INFEASIBLE: u32 = 5;
     pub const OVERFLOW: u32 = 6;
     pub const UNSUPPORTED: u32 = 7;
+    pub const DISCARDED: u32 = 8;
 }
 
 // Header fields (byte offsets).
@@ -187,6 +188,8 @@ pub enum ChildOutcome<'m> {
     /// The buffer is full: the execution is longer than one may be.
     EventLimit,
     Unsupported(&'m str),
+    /// A thread's `__VERIFIER_assume` failed: the execution is one the program rules out.
+    Discarded,
 }
 
 impl<'a> BufferWriter<'a> {
@@ -260,12 +263,13 @@ impl<'a> BufferWriter<'a> {
     /// A decision: the thread chosen, the enabled operations, and when (µs of the execution's
     /// running time since `main`, counted across the pauses of snapshots).
     pub fn step(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32) -> bool {
-        self.step_cutting(chosen, enabled, micros, None)
+        self.step_with(chosen, enabled, micros, None, 0)
     }
 
-    /// [`step`](Self::step) for a `Kill`, with what the killed thread was about to do (`cut`):
-    /// kept as one more operation record after the enabled ones.
-    pub fn step_cutting(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32, cut: Option<&OpRecord>) -> bool {
+    /// [`step`](Self::step) with, for a `Kill`, what the killed thread was about to do (`cut`,
+    /// kept as one more operation record after the enabled ones), and for a nondet call the
+    /// value it takes (`choice`).
+    pub fn step_with(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32, cut: Option<&OpRecord>, choice: u32) -> bool {
         let (ns, ne) = (get32(self.b, N_STEPS), get32(self.b, N_ENABLED));
         let records = enabled.len() + cut.is_some() as usize;
         if ns >= self.cap.steps || ne as usize + records > self.cap.enabled as usize {
@@ -277,7 +281,7 @@ impl<'a> BufferWriter<'a> {
         put32(self.b, at + 8, enabled.len() as u32);
         put32(self.b, at + 12, get32(self.b, N_EVENTS));
         put32(self.b, at + 16, micros);
-        put32(self.b, at + 20, cut.is_some() as u32);
+        put32(self.b, at + 20, cut.is_some() as u32 | choice << 16);
         for (i, op) in enabled.iter().chain(cut).enumerate() {
             op.put(self.b, self.enabled_at() + (ne as usize + i) * ENABLED, 0);
         }
@@ -320,6 +324,7 @@ impl<'a> BufferWriter<'a> {
                 (c, 0)
             }
             ChildOutcome::EventLimit => (code::OVERFLOW, 0),
+            ChildOutcome::Discarded => (code::DISCARDED, 0),
             ChildOutcome::Infeasible { step, requested, enabled_mask } => {
                 put32(self.b, INFEASIBLE_STEP, step);
                 put32(self.b, INFEASIBLE_THREAD, requested);
@@ -604,9 +609,10 @@ impl Reader {
         for i in before as usize..ns as usize {
             let at = steps_at + i * STEP;
             let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
-            let has_cut = match get32(b, at + 20) {
-                0 => false,
-                1 => true,
+            let flags = get32(b, at + 20);
+            let (has_cut, choice) = match flags & 0xffff {
+                0 => (false, flags >> 16),
+                1 => (true, flags >> 16),
                 _ => return Err(corrupt(format!("step {i}: bad cut flag"))),
             };
             if self.blocked {
@@ -638,7 +644,7 @@ impl Reader {
                 x.blocked = enabled;
                 self.blocked = true;
             } else {
-                x.steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event, cut: cut.pop() });
+                x.steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event, cut: cut.pop(), choice });
                 x.step_micros.push(get32(b, at + 16));
             }
         }
@@ -677,6 +683,7 @@ impl Reader {
                 enabled: mask_threads(get64(b, INFEASIBLE_ENABLED)),
             }),
             code::OVERFLOW => Some(Outcome::EventLimit { events: self.events }),
+            code::DISCARDED => Some(Outcome::Discarded),
             code::UNSUPPORTED => {
                 x.tool_error = Some(message());
                 None

@@ -21,6 +21,10 @@ pub const ENV_STACK_KB: &str = "IRS_STACK_KB";
 /// Set (to anything): fork a process per execution instead of running executions in the
 /// persistent worker.
 pub const ENV_FORK_EACH: &str = "IRS_EXPLORE_FORK";
+/// The values a call of `__VERIFIER_nondet_*` explores: comma-separated integers, each held as
+/// the call's type holds it (a `bool`'s are always 0 and 1).
+pub const ENV_NONDET_VALUES: &str = "IRS_NONDET_VALUES";
+pub const DEFAULT_NONDET_VALUES: [i64; 2] = [0, 1];
 
 const MAX_MESSAGE: u32 = 64 << 20;
 

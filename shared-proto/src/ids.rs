@@ -9,14 +9,38 @@ pub struct ThreadId(pub u32);
 
 impl ThreadId {
     pub const MAIN: ThreadId = ThreadId(0);
+    /// A schedule's entry is a thread id whose bits from here up say which value a call of
+    /// `__VERIFIER_nondet_*` takes at that step, when the thread's operation is one (an index
+    /// into the explored domain; 0, the first, otherwise). Everywhere else a `ThreadId` is a
+    /// plain thread id, with these bits clear.
+    pub const CHOICE_SHIFT: u32 = 16;
+
     pub fn index(self) -> usize {
-        self.0 as usize
+        self.thread().0 as usize
+    }
+
+    /// This thread, taking value `choice` at its step (a schedule entry).
+    pub fn with_choice(self, choice: u32) -> ThreadId {
+        ThreadId(self.thread().0 | choice << Self::CHOICE_SHIFT)
+    }
+
+    /// The thread of a schedule entry.
+    pub fn thread(self) -> ThreadId {
+        ThreadId(self.0 & ((1 << Self::CHOICE_SHIFT) - 1))
+    }
+
+    /// The value a schedule entry chooses (0 for a plain thread id).
+    pub fn choice(self) -> u32 {
+        self.0 >> Self::CHOICE_SHIFT
     }
 }
 
 impl fmt::Display for ThreadId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{}", self.0)
+        match self.choice() {
+            0 => write!(f, "T{}", self.0),
+            c => write!(f, "T{}:{c}", self.thread().0),
+        }
     }
 }
 

@@ -43,6 +43,9 @@ pub enum Outcome {
     EventLimit { events: u32 },
     /// The trace was written before the run ended (the run is still going or was cut off).
     Incomplete,
+    /// A `__VERIFIER_assume` failed in it: an execution the program rules out, neither a bug
+    /// nor evidence of safety (EXPLORE).
+    Discarded,
 }
 
 impl Outcome {
@@ -69,6 +72,7 @@ impl fmt::Display for Outcome {
             Outcome::EventLimit { events } => write!(f, "stopped at the limit of {events} events (a program that never stops?)"),
             Outcome::Timeout { millis } => write!(f, "timeout after {:.1} s", *millis as f64 / 1000.0),
             Outcome::Incomplete => write!(f, "incomplete"),
+            Outcome::Discarded => write!(f, "discarded (an assumption failed)"),
         }
     }
 }

@@ -27,6 +27,14 @@ pub enum SiteKind {
     ProcessEnd,
     /// `atexit`, `at_quick_exit`: a handler that runs at the process's end.
     ExitHandler,
+    /// `__VERIFIER_assume`.
+    Assume,
+    /// `__VERIFIER_atomic_begin`/`_end`, a call of a `__VERIFIER_atomic_*` function.
+    Atomic,
+    /// `__VERIFIER_nondet_*`.
+    Nondet,
+    /// A call of a function EXPLORE does not model (condition variables, semaphores, ...).
+    Unsupported,
 }
 
 impl SiteKind {
@@ -46,6 +54,10 @@ impl SiteKind {
             SiteKind::Violation => "violation",
             SiteKind::ProcessEnd => "process-end",
             SiteKind::ExitHandler => "exit-handler",
+            SiteKind::Assume => "assume",
+            SiteKind::Atomic => "atomic",
+            SiteKind::Nondet => "nondet",
+            SiteKind::Unsupported => "unsupported-call",
         }
     }
 

@@ -162,6 +162,8 @@ impl Trace {
             ObjectRef::Mutex { addr, .. } => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
             ObjectRef::Thread(t) => t.to_string(),
             ObjectRef::Process => "the process".to_string(),
+            ObjectRef::Atomic => "atomic blocks".to_string(),
+            ObjectRef::Choice { value, of } => format!("value {value} of {of}"),
         }
     }
 }

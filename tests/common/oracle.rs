@@ -81,9 +81,10 @@ pub fn bug_of(outcome: &Outcome) -> Option<Bug> {
     }
 }
 
-/// Whether an execution ran to an end the verifier counts (exit, violation, crash, deadlock).
+/// Whether an execution ran to an end the verifier counts (exit, violation, crash, deadlock, or
+/// discarded by a failed assumption).
 pub fn is_complete(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Exit(_) | Outcome::Violation { .. } | Outcome::Signal(_) | Outcome::Deadlock { .. })
+    matches!(outcome, Outcome::Exit(_) | Outcome::Violation { .. } | Outcome::Signal(_) | Outcome::Deadlock { .. } | Outcome::Discarded)
 }
 
 /// The outcome with its schedule-dependent details removed: deadlock descriptions name runtime
@@ -170,6 +171,7 @@ impl<'a> Namer<'a> {
             ObjectKey::Mutex(r, off) => format!("mutex {}", self.region(r, off)),
             ObjectKey::Thread(t) => format!("thread {}", self.thread(ThreadId(t))),
             ObjectKey::Process => "the process".to_string(),
+            ObjectKey::Atomic => "atomic blocks".to_string(),
         }
     }
 }
@@ -186,7 +188,12 @@ pub fn key_of(trace: &Trace) -> String {
         let t = namer.thread(e.tid);
         let objs: Vec<String> = objects_of(e).map(|o| namer.object(&o)).collect();
         let site = e.site.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
-        threads.entry(t.clone()).or_default().push(format!("{}@{site}[{}]", e.kind.name(), objs.join(",")));
+        // A nondet call's value is part of what it is.
+        let value = match e.object {
+            shared_proto::ObjectRef::Choice { value, .. } => format!("={value}"),
+            _ => String::new(),
+        };
+        threads.entry(t.clone()).or_default().push(format!("{}{value}@{site}[{}]", e.kind.name(), objs.join(",")));
         for o in objs {
             objects.entry(o).or_default().push(format!("{t}#{}", e.k));
         }
@@ -208,7 +215,7 @@ pub fn key_of_execution(e: &Execution) -> String {
 
 /// A schedule as `irs_verifier::schedule::parse` reads it.
 pub fn schedule_string(s: &[ThreadId]) -> String {
-    s.iter().map(|t| t.0.to_string()).collect::<Vec<_>>().join(",")
+    irs_verifier::schedule::format(s).trim_end().to_string()
 }
 
 /// One trace the oracle found.
@@ -275,10 +282,18 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
         }
         for i in (prefix.len()..s.len()).rev() {
             for p in e.trace.steps[i].enabled.iter().rev() {
-                if p.tid != s[i] {
-                    let mut next = s[..i].to_vec();
-                    next.push(p.tid);
-                    stack.push(next);
+                // A nondet call: each value of its domain is another interleaving.
+                let values = match p.object {
+                    shared_proto::ObjectRef::Choice { of, .. } if p.kind == shared_proto::EventKind::Nondet => of.max(1),
+                    _ => 1,
+                };
+                for v in (0..values).rev() {
+                    let entry = p.tid.with_choice(v);
+                    if entry != s[i] {
+                        let mut next = s[..i].to_vec();
+                        next.push(entry);
+                        stack.push(next);
+                    }
                 }
             }
         }
