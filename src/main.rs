@@ -123,6 +123,9 @@ enum Command {
         /// Stop after this many seconds (the verdict is then `incomplete`).
         #[arg(long)]
         time_limit: Option<f64>,
+        /// Stop at the first violation, crash or deadlock found (the verdict is `violation`).
+        #[arg(long)]
+        first_bug: bool,
         /// Per-execution time limit in seconds (a run that takes longer does not terminate).
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
@@ -469,7 +472,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -498,6 +501,7 @@ fn main() -> ExitCode {
                 first_schedule: None,
                 prune_at,
                 race_free_words: !no_race_free_words,
+                first_bug,
             };
             let mut publisher = publish.then(irs::publish::Publisher::new);
             // The bugs' `irs replay` commands must explore the same values to replay them.

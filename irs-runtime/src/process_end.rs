@@ -89,22 +89,25 @@ fn end_event(site: Option<SiteId>) {
     }
 }
 
-/// After the exit handlers, outside EXPLORE: the static destructors, the kills (ENFORCE waits,
-/// RECORD records them), and the trace written. Returns when the process may go.
+/// After the exit handlers, outside EXPLORE: the static destructors, then the kills. Returns
+/// when the process may go.
 fn complete_end(status: c_int) {
-    match mode::get() {
-        Mode::Enforce | Mode::Record => {
-            // SAFETY: the executable's destructors, once (the process leaves with `_exit`).
-            unsafe { __irs_run_fini_array() };
-            if mode::get() == Mode::Enforce {
-                enforcer::end_waits();
-            }
-            if recorder::active() {
-                recorder::record_kills();
-                recorder::finish(Outcome::Exit(status), true);
-            }
-        }
-        _ => {}
+    if matches!(mode::get(), Mode::Enforce | Mode::Record) {
+        // SAFETY: the executable's destructors, once (the process leaves with `_exit`).
+        unsafe { __irs_run_fini_array() };
+        kills(status);
+    }
+}
+
+/// The kills outside EXPLORE: ENFORCE waits for what the verified trace's kills follow, RECORD
+/// records them and writes the trace.
+fn kills(status: c_int) {
+    if mode::get() == Mode::Enforce {
+        enforcer::end_waits();
+    }
+    if recorder::active() {
+        recorder::record_kills();
+        recorder::finish(Outcome::Exit(status), true);
     }
 }
 
@@ -173,13 +176,7 @@ pub unsafe extern "C" fn __irs__exit(code: c_int, site: u64) -> ! {
         Mode::Off | Mode::Chaos => {}
         Mode::Enforce | Mode::Record => {
             end_event(Some(SiteId(site)));
-            if mode::get() == Mode::Enforce {
-                enforcer::end_waits();
-            }
-            if recorder::active() {
-                recorder::record_kills();
-                recorder::finish(Outcome::Exit(code), true);
-            }
+            kills(code);
         }
     }
     // SAFETY: ending the process at once, as `_exit` does.
@@ -200,13 +197,7 @@ pub unsafe extern "C" fn __irs_quick_exit(code: c_int, site: u64) -> ! {
         Mode::Enforce | Mode::Record => {
             end_event(Some(SiteId(site)));
             run_quick_handlers();
-            if mode::get() == Mode::Enforce {
-                enforcer::end_waits();
-            }
-            if recorder::active() {
-                recorder::record_kills();
-                recorder::finish(Outcome::Exit(code), true);
-            }
+            kills(code);
         }
     }
     // SAFETY: `quick_exit` does not flush stdio either; ending the process at once.

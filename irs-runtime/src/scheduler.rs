@@ -433,7 +433,15 @@ fn decide(me: usize) {
             }
         }
         let enabled = &enabled_buf[..n];
-        if let (true, Some((_, code))) = (enabled.is_empty(), s.ending) {
+        if let (true, Some((ender, code))) = (enabled.is_empty(), s.ending) {
+            if !s.threads[ender].finished {
+                // The ender itself waits (an exit handler locks a mutex a blocked thread holds):
+                // the process hangs at its end, a deadlock like any other.
+                let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();
+                s.buffer.step(BLOCKED_STEP, &blocked, s.elapsed());
+                let waits: Vec<String> = (0..s.threads.len()).filter(|&t| !s.threads[t].finished).filter_map(|t| s.describe_wait(t)).collect();
+                return Err(waits.join("; "));
+            }
             // The ender stopped (a violation in an exit handler) and nothing else can move: the
             // process ends as it would have. What the others wait for is recorded all the same.
             let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();

@@ -20,6 +20,9 @@
 //! is a node of the path (schedules name every step) but no call of Alg. 1, and the walk only
 //! checks that the word's accesses stay ordered by synchronisation.
 
+mod end_cuts;
+mod nondet;
+
 use crate::cex;
 use crate::comb;
 use crate::sibling_marks::SiblingMarks;
@@ -82,11 +85,13 @@ pub struct Options {
     /// Explore words without a tree while their accesses are ordered by synchronisation (see
     /// `race_free_words`); off: every word is an object from the start.
     pub race_free_words: bool,
+    /// Stop at the first bug found (the verdict is `violation` all the same).
+    pub first_bug: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true, first_bug: false }
     }
 }
 
@@ -538,21 +543,6 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    /// What the exploration rests on besides the input: the values nondet calls took, where the
-    /// domain is smaller than the call's type (a `bool`'s two values are all of them).
-    fn bounds(&self) -> Vec<String> {
-        let values = self.ex.options().nondet_values();
-        let list = values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
-        self.nondet_seen
-            .iter()
-            .filter(|(call, &of)| !(of == 2 && (call.starts_with("__VERIFIER_nondet_bool") || call.starts_with("__VERIFIER_nondet__Bool"))))
-            .map(|(call, _)| {
-                let ty = call.strip_prefix("__VERIFIER_nondet_").and_then(|t| t.split(' ').next()).unwrap_or("value");
-                format!("{call} took only the values {{{list}}} (as its type holds them), not every {ty}")
-            })
-            .collect()
-    }
-
     /// Forget the exploration so far (a word taken as race-free raced; `self.words` knows it
     /// now) and keep its times.
     fn start_over(&mut self, why: &str, hooks: &mut dyn Hooks) -> Result<(), VerifyError> {
@@ -618,6 +608,9 @@ impl<'a> Verifier<'a> {
                 self.refresh_stats();
                 hooks.progress(&self.stats);
                 last_progress = Instant::now();
+            }
+            if self.opts.first_bug && !self.bugs.is_empty() {
+                break Some("stopped at the first bug (--first-bug)".to_string());
             }
             if let Some(m) = self.opts.max_executions.filter(|&m| self.stats.executions >= m) {
                 break Some(format!("stopped at the limit of {m} executions"));
@@ -901,20 +894,6 @@ impl<'a> Verifier<'a> {
         None
     }
 
-    /// A nondet call's event at `C` was just made: the same call taking each other value of its
-    /// domain is an event at `C` too, in conflict with it (a choice of the thread), which the
-    /// comb can take as an alternative.
-    fn nondet_siblings(&mut self, e: EventIdx, of: u32, gap: u32) {
-        let a = self.u.action_of(e).clone();
-        for v in (0..of).filter(|&v| v != a.choice) {
-            let av = self.u.intern_action(a.thread, a.own, a.site, a.kind, &a.objects, &a.elided, v);
-            self.event_at_c(av, EventKind::Nondet, gap);
-        }
-        let info = a.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
-        let name = info.map_or_else(|| "a __VERIFIER_nondet_* call".to_string(), |(_, i)| format!("{} at {}", i.target.trim_start_matches("call "), i.location()));
-        self.nondet_seen.entry(name).and_modify(|n| *n = (*n).max(of)).or_insert(of);
-    }
-
     /// The action's predecessors at `C` (into `preds_buf`), and its kind there (a trylock fails
     /// where the mutex is held).
     fn at_c(&mut self, a: ActionIdx, kind: EventKind) -> EventKind {
@@ -1096,100 +1075,6 @@ impl<'a> Verifier<'a> {
         }
         self.cut_at_end(&w.threads);
         w.leaf = Some(Leaf::Maximal);
-        Ok(())
-    }
-
-    /// At the end of a run, every thread a kill cut off: what it was about to do, as the event
-    /// it would be at the final `C` (its own predecessor the kill's, the others `C`'s last
-    /// events), with its moves up its objects' chains. Events that other threads performed after
-    /// the kill change where the killed thread's next event would be (it reads what they wrote),
-    /// and no later event of the killed thread brings those positions back as conflicting
-    /// extensions: they are `ex(C)` of the configurations after the kill (found by the
-    /// differential campaign).
-    fn cut_at_end(&mut self, threads: &RunThreads) {
-        let cuts: Vec<(EventIdx, PendingOp)> = self.path.iter().filter_map(|n| Some((n.event?, n.cut?))).collect();
-        for (kill, op) in cuts {
-            let ev = as_event(&op);
-            let (a, own) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
-            if self.no_event(a) {
-                continue;
-            }
-            let own_pred = self.u.pred(kill, own);
-            let kind = self.at_c(a, op.kind);
-            let objs: Vec<ObjIdx> = self.u.actions(a).objects.to_vec();
-            let mut preds = self.preds_buf.clone();
-            for (i, &o) in objs.iter().enumerate() {
-                if o == own {
-                    preds[i] = own_pred;
-                }
-            }
-            let gap = self.since.get(op.tid.index()).copied().unwrap_or(0);
-            let free = match kind {
-                EventKind::Lock => objs.iter().all(|&o| self.objects.class(o) != ObjClass::Mutex || cex::mutex_free_after(&self.u, o, self.c.last(o))),
-                // A thread waits for good to join a thread the end killed, or to end the process
-                // another thread has ended.
-                EventKind::Join | EventKind::End => false,
-                _ => true,
-            };
-            if free {
-                self.u.event(a, &preds, kind, gap);
-            }
-            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
-        }
-    }
-
-    /// A kill at the process's end at step `s` (DESIGN §3) cuts `victim` off: what it forecloses
-    /// never happens in this run, so it would never come back as a conflicting extension of a
-    /// later event. The victim's next operation and the enabled joins of it are added to `U` here
-    /// as the events they would be at `C` (where enabled), with their moves up their objects'
-    /// chains, as the operations threads are left blocked on at a deadlock are. A victim whose next
-    /// step is no event (an access to race-free words) could be cut off before or after it, and
-    /// only an event can be moved before a kill: the process's end is unordered with that access,
-    /// which makes its words racy (the exploration starts over with them as objects).
-    fn cut_off(&mut self, threads: &RunThreads, run: &dyn RunSteps, s: usize, victim: ThreadId) -> Result<(), VerifyError> {
-        // The victim's steps since its last event are no events: the end could have come before
-        // any of them, which only an event can show (a run goes on to a thread's next event
-        // before it switches). Their words are unordered with the end: racy.
-        let mut since_last: Vec<ObjIdx> = Vec::new();
-        for n in self.path.iter().rev().filter(|n| n.tid.index() == victim.index()) {
-            if n.event.is_some() {
-                break;
-            }
-            since_last.extend_from_slice(&self.u.actions(n.action).elided);
-        }
-        for x in since_last {
-            self.words.racy(self.objects.key(x), || {
-                format!("an access to this word by T{} comes after that thread's last event and before a kill of it at step {s}: the process's end is unordered with it", victim.0)
-            });
-        }
-        let enabled = run.enabled(s)?;
-        let mut ops: Vec<(PendingOp, bool)> = Vec::new();
-        if let Some(op) = run.steps()[s].cut {
-            ops.push((op, enabled.iter().any(|e| e.tid == op.tid)));
-        }
-        ops.extend(enabled.iter().filter(|o| o.kind == EventKind::Join && o.object == ObjectRef::Thread(victim)).map(|o| (*o, true)));
-        for (op, is_enabled) in ops {
-            let ev = as_event(&op);
-            let (a, own) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
-            if self.no_event(a) {
-                for i in 0..self.u.actions(a).elided.len() {
-                    let x = self.u.actions(a).elided[i];
-                    let at = site_text(self.ex, op.site);
-                    let kind = op.kind.name();
-                    self.words.racy(self.objects.key(x), || {
-                        format!("the {kind}{at} by T{} is the next step of a thread that the process's end cuts off at step {s}: the end is unordered with it", op.tid.0)
-                    });
-                }
-                continue;
-            }
-            let gap = self.since.get(op.tid.0 as usize).copied().unwrap_or(0);
-            let kind = self.at_c(a, op.kind);
-            let preds = self.preds_buf.clone();
-            if is_enabled {
-                self.u.event(a, &preds, kind, gap);
-            }
-            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
-        }
         Ok(())
     }
 

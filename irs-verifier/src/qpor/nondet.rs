@@ -1,0 +1,38 @@
+//! `__VERIFIER_nondet_*` in the exploration (README "The SV-COMP interface"): each value a call
+//! takes is an event of its own, a sibling of the others in its thread's tree, which the comb
+//! takes as alternatives (`comb`); and the verdict's bounds, where the explored values are fewer
+//! than the call's type holds.
+
+use super::Verifier;
+use crate::unfolding::EventIdx;
+use shared_proto::EventKind;
+
+impl Verifier<'_> {
+    /// A nondet call's event at `C` was just made: the same call taking each other value of its
+    /// domain is an event at `C` too, in conflict with it (a choice of the thread), which the
+    /// comb can take as an alternative.
+    pub(super) fn nondet_siblings(&mut self, e: EventIdx, of: u32, gap: u32) {
+        let a = self.u.action_of(e).clone();
+        for v in (0..of).filter(|&v| v != a.choice) {
+            let av = self.u.intern_action(a.thread, a.own, a.site, a.kind, &a.objects, &a.elided, v);
+            self.event_at_c(av, EventKind::Nondet, gap);
+        }
+        let info = a.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
+        let name = info.map_or_else(|| "a __VERIFIER_nondet_* call".to_string(), |(_, i)| format!("{} at {}", i.target.trim_start_matches("call "), i.location()));
+        self.nondet_seen.entry(name).and_modify(|n| *n = (*n).max(of)).or_insert(of);
+    }
+    /// What the exploration rests on besides the input: the values nondet calls took, where the
+    /// domain is smaller than the call's type (a `bool`'s two values are all of them).
+    pub(super) fn bounds(&self) -> Vec<String> {
+        let values = self.ex.options().nondet_values();
+        let list = values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+        self.nondet_seen
+            .iter()
+            .filter(|(call, &of)| !(of == 2 && (call.starts_with("__VERIFIER_nondet_bool") || call.starts_with("__VERIFIER_nondet__Bool"))))
+            .map(|(call, _)| {
+                let ty = call.strip_prefix("__VERIFIER_nondet_").and_then(|t| t.split(' ').next()).unwrap_or("value");
+                format!("{call} took only the values {{{list}}} (as its type holds them), not every {ty}")
+            })
+            .collect()
+    }
+}
