@@ -60,6 +60,9 @@ enum Command {
         /// 0,1; each held as the call's type holds it; a `bool`'s are always 0 and 1).
         #[arg(long, value_name = "LIST", value_parser = parse_nondet_values, allow_hyphen_values = true)]
         nondet_values: Option<ValueList>,
+        /// SV-COMP's conventions: `abort()` discards the execution (see `irs verify --svcomp`).
+        #[arg(long)]
+        svcomp: bool,
         /// Save the trace (same format as `irs record`).
         #[arg(long)]
         trace_out: Option<PathBuf>,
@@ -126,6 +129,10 @@ enum Command {
         /// Stop at the first violation, crash or deadlock found (the verdict is `violation`).
         #[arg(long)]
         first_bug: bool,
+        /// Read the program with SV-COMP's conventions: `abort()` ends an execution the program
+        /// rules out (as a failed `__VERIFIER_assume` does) instead of being a violation.
+        #[arg(long)]
+        svcomp: bool,
         /// Per-execution time limit in seconds (a run that takes longer does not terminate).
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
@@ -349,10 +356,10 @@ fn parse_nondet_values(s: &str) -> Result<ValueList, String> {
 }
 
 fn main() -> ExitCode {
-    // Output into a closed pipe (`irs verify ... | head`) ends the process quietly, as it does
-    // other Unix tools, instead of failing a print.
-    // SAFETY: restoring the default action of SIGPIPE before anything else runs.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // SIGPIPE stays ignored (Rust's default): a program the executor talks to may die, and the
+    // executor must then say so, not be killed by a write into the pipe it left. Output into a
+    // closed pipe (`irs verify ... | head`) ends the process quietly, as it does other Unix
+    // tools (the panic hook below turns the failed print into an exit with 128 + SIGPIPE).
     // A bug in irs (an internal invariant broken) is reported on one line and exits 101, not
     // with Rust's panic message and backtrace hint, or an abort; RUST_BACKTRACE set keeps the
     // full report.
@@ -360,6 +367,9 @@ fn main() -> ExitCode {
         std::panic::set_hook(Box::new(|info| {
             let payload = info.payload();
             let msg = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned());
+            if msg.as_deref().is_some_and(|m| m.starts_with("failed printing to stdout") && m.contains("Broken pipe")) {
+                std::process::exit(128 + libc::SIGPIPE);
+            }
             let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
             eprintln!("irs: internal error (a bug in irs): {}{at}", msg.as_deref().unwrap_or("a panic"));
             // Release builds abort on a panic (a signal, maybe a core file): exit instead.
@@ -407,7 +417,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format_args!("demo: {e}")),
         },
-        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, nondet_values, command } => {
+        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, nondet_values, svcomp, command } => {
             let policy = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
             let (program, args) = command.split_first().expect("clap requires a program");
             let sched = match schedule.as_deref().map(irs::replay::read_schedule).transpose() {
@@ -421,7 +431,7 @@ fn main() -> ExitCode {
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("replay: --timeout must be a positive number of seconds");
             }
-            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), ..Default::default() };
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), svcomp, ..Default::default() };
             match irs::replay::replay(program, args, &sched, policy, options, trace_out.as_deref()) {
                 Ok(run) => {
                     print!("{}", irs::trace_view::table(&run.trace));
@@ -472,7 +482,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, svcomp, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
@@ -506,8 +516,11 @@ fn main() -> ExitCode {
             let mut publisher = publish.then(irs::publish::Publisher::new);
             // The bugs' `irs replay` commands must explore the same values to replay them.
             let nondet_values = nondet_values.map(|v| v.0);
-            let values_arg = nondet_values.as_ref().map(|v| format!("--nondet-values {} ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))).unwrap_or_default();
-            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, ..Default::default() };
+            let mut values_arg = nondet_values.as_ref().map(|v| format!("--nondet-values {} ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))).unwrap_or_default();
+            if svcomp {
+                values_arg.push_str("--svcomp ");
+            }
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), status_file.as_deref(), |s| {
                 if tty {

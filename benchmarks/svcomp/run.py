@@ -12,8 +12,9 @@ give its path:
     python3 benchmarks/svcomp/run.py --tasks /tmp/svcomp --genmc /tmp/genmc/genmc --nidhugg /tmp/nidhugg/src/nidhugg
 
 Each task is built unchanged with `irs cc -O1 -w` (no prelude: the SV-COMP functions are irs's
-own, see README "The SV-COMP interface") and verified with `irs verify --json --time-limit T`
-(default 30 s; `--timeout 10` per execution). What irs says is read as SV-COMP reads a tool's
+own, see README "The SV-COMP interface") and verified with `irs verify --json --svcomp --first-bug
+--time-limit T` (default 30 s; `--timeout 2` per execution; `--svcomp`: SV-COMP's conventions,
+`abort()` ends an execution the task rules out; `--first-bug`: stop at the first bug). What irs says is read as SV-COMP reads a tool's
 answer for `unreach-call`:
   * `false` (an error is reachable): irs found a violation that is a call of `reach_error` or
     `__VERIFIER_error`, or a failed `__VERIFIER_assert` or `assert` (tasks define `reach_error`
@@ -101,7 +102,7 @@ def irs_answer(irs, src, work, limit):
     if rc != 0:
         first = next((l for l in (err + out).splitlines() if "error" in l), last_line(err))
         return None, "unsupported", f"does not build: {first.strip()[:160]}", 0.0
-    rc, out, err, secs = run([irs, "verify", "--json", "--time-limit", str(limit), "--timeout", "10", "--out-dir", str(work),
+    rc, out, err, secs = run([irs, "verify", "--json", "--svcomp", "--first-bug", "--time-limit", str(limit), "--timeout", "2", "--out-dir", str(work),
                               "--", str(exe)], limit + 60, cwd=work)
     if rc is None:
         return None, "out of time", f"no answer within {limit + 60} s", secs
@@ -109,7 +110,7 @@ def irs_answer(irs, src, work, limit):
         j = json.loads(last_line(out))
     except json.JSONDecodeError:
         msg = last_line(err).removeprefix("irs: verify: ").strip()
-        col = "unsupported" if "unsupported" in msg or "does not model" in msg or "not supported" in msg else "error"
+        col = "unsupported" if msg.startswith("unsupported") else "error"
         return None, col, msg[:200], secs
     kinds = {v.get("kind") for v in j.get("violations", [])}
     if kinds & REACH:
@@ -120,6 +121,10 @@ def irs_answer(irs, src, work, limit):
     if verdict == "safe-within-bounds":
         return None, "bounded", "; ".join(j.get("bounds", []))[:200], secs
     if verdict == "violation":
+        if j.get("stopped"):
+            # Stopped at its first bug (--first-bug), which is no unreach-call answer (a crash, a
+            # deadlock): the exploration is not complete, so no answer.
+            return None, "out of time", f"stopped at a bug of another kind: {', '.join(sorted(kinds))}", secs
         # Bugs, none of them an unreach-call answer, and the exploration complete: no error
         # reachable.
         return True, None, "", secs

@@ -319,6 +319,7 @@ pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, so
         versioning::restore(module, promotions, &versioned);
     }
     let defines_main = wrap_main(context, module).map_err(|e| build_err(e.to_string()))?;
+    keep_inline_definitions(module);
 
     let globals = embed_module_sites(context, module, module_hash, &planner.source, &planner.sites)
         .map_err(|detail| PassError::Build { module: source.to_string(), detail })?;
@@ -599,6 +600,19 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
         Ok(())
     }
 
+}
+
+/// A C99 `inline` function without `extern` is an inline definition only (`available_externally`
+/// in the IR): the program must define it elsewhere, and a plain build gets away without when the
+/// optimiser inlines every call. The instrumented program is optimised after the pass, with
+/// calls it may not inline (SV-COMP's `inline void acquire_lock()` then fails to link): keep a
+/// definition of each such function, merged with any other the program has (`linkonce_odr`).
+fn keep_inline_definitions(module: &Module<'_>) {
+    for f in module.get_functions() {
+        if f.get_linkage() == Linkage::AvailableExternally && f.count_basic_blocks() > 0 {
+            f.set_linkage(Linkage::LinkOnceODR);
+        }
+    }
 }
 
 /// Rename a defined `main` and put a `main` in front of it that starts the runtime.

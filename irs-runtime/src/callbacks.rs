@@ -81,6 +81,9 @@ pub extern "C" fn __irs_on_violation(
         return;
     }
     let Some(kind) = abi::violation_kind(kind) else { return };
+    if kind == shared_proto::ViolationKind::Abort && crate::sv_comp::abort_discards() {
+        scheduler::assume_failed(_site);
+    }
     // SAFETY: the pass passes __assert_fail's own string arguments, or nulls.
     let (assertion, file, function) = unsafe { (c_str(assertion), c_str(file), c_str(function)) };
     let message = match (assertion, file, function) {

@@ -555,7 +555,7 @@ fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical
         Ok(false) => {}
         Ok(true) => return,
         Err(EventKind::Access(_)) => finish(ChildOutcome::EventLimit),
-        Err(kind) => finish(ChildOutcome::Unsupported(&format!("a {} inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
+        Err(kind) => finish(ChildOutcome::Unsupported(&format!("unsupported: a {} inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
     }
     let (me, booting, nested) = with(|s| {
         let me = s.current;
@@ -788,7 +788,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         child
     });
     if child >= MAX_THREADS {
-        finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads")));
+        finish(ChildOutcome::Unsupported(&format!("unsupported: the program creates more than {MAX_THREADS} threads (EXPLORE's limit)")));
     }
     let made = with(|s| {
         let stack = stack_pool::stack(child)?;
@@ -841,6 +841,8 @@ pub fn join(handle: u64, retval: *mut *mut c_void, site: u64) -> c_int {
 
 /// The calling thread ends (its start routine returned or it called `pthread_exit`).
 pub fn exit_thread(ret: *mut c_void) -> ! {
+    // An atomic block the thread is in ends with it.
+    with(|s| s.threads[s.current].atomic_depth = 0);
     run_key_destructors();
     let me = current();
     grant(EventKind::Exit, None, me as u64, 0);
@@ -902,7 +904,7 @@ fn leave(me: usize) -> ! {
         // would: its exit handlers would run on whichever thread ends last, which is not a
         // function of that thread's history. Without handlers there is nothing to run.
         if crate::process_end::atexit_handlers() > 0 && with(|s| s.ending.is_none() && !s.threads[0].halted) {
-            finish(ChildOutcome::Unsupported("exit handlers (atexit) that run after the last thread ends, `main` having called pthread_exit"));
+            finish(ChildOutcome::Unsupported("unsupported: exit handlers (atexit) that run after the last thread ends, `main` having called pthread_exit"));
         }
         finish(ChildOutcome::Exit(0));
     }
@@ -919,6 +921,8 @@ pub fn begin_end(site: Option<SiteId>, code: c_int) {
     if with(|s| s.ending.is_some_and(|(t, _)| t == s.current)) {
         return;
     }
+    // An atomic block the thread is in ends with the process.
+    with(|s| s.threads[s.current].atomic_depth = 0);
     grant(EventKind::End, site, 0, 0);
     with(|s| s.ending = Some((s.current, code)));
     done();
@@ -994,7 +998,7 @@ pub fn atomic_end() {
 /// decision chose it.
 pub fn nondet(site: u64, of: u32) -> u32 {
     if with(|s| s.threads[s.current].atomic_depth > 0) {
-        finish(ChildOutcome::Unsupported("a __VERIFIER_nondet_* call inside an atomic block (__VERIFIER_atomic_*)"));
+        finish(ChildOutcome::Unsupported("unsupported: a __VERIFIER_nondet_* call inside an atomic block (__VERIFIER_atomic_*)"));
     }
     grant(EventKind::Nondet, Some(SiteId(site)), 0, of);
     let choice = with(|s| {

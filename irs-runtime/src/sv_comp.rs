@@ -14,6 +14,9 @@
 //! - atomic blocks: in EXPLORE a block is one step (its accesses are recorded as part of it, no
 //!   other thread runs in between); elsewhere, one process-wide recursive mutex serialises the
 //!   blocks (plain accesses of other threads are not held off in a free run).
+//! - With SV-COMP's conventions (`irs verify --svcomp`), `abort()` in EXPLORE ends the execution
+//!   as a failed `__VERIFIER_assume` does (tasks write `assume_abort_if_not(c)` as
+//!   `if (!c) abort();`); otherwise it is a violation, as in any C program.
 //! - `__VERIFIER_nondet_*`: in EXPLORE a choice of the calling thread among a small domain of
 //!   values (`IRS_NONDET_VALUES`, set by the executor; default 0,1; a `bool`'s is always {0,1}),
 //!   each value another event. Elsewhere the domain's first value, the one the verifier's first
@@ -97,6 +100,17 @@ fn domain(ty: NondetType) -> Vec<i64> {
 pub fn prepare() {
     let _ = values();
     let _ = crate::program_info::site_location(SiteId(0));
+    SVCOMP.store(std::env::var_os(shared_proto::explore_protocol::ENV_SVCOMP).is_some(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// SV-COMP's conventions are on (`irs verify --svcomp`): `abort()` discards the execution.
+/// Relaxed: set once by `prepare`, before the first execution.
+static SVCOMP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// In EXPLORE with SV-COMP's conventions, `abort()` is no violation: it ends an execution the
+/// task rules out (SV-COMP's `assume_abort_if_not`), as a failed `__VERIFIER_assume` does.
+pub fn abort_discards() -> bool {
+    SVCOMP.load(std::sync::atomic::Ordering::Relaxed) && mode::get() == Mode::Explore
 }
 
 /// Record or enforce a visible operation outside EXPLORE (ENFORCE's rules, RECORD's trace).

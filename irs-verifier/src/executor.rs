@@ -54,11 +54,13 @@ pub struct Options {
     /// The values every call of `__VERIFIER_nondet_*` explores (`None`: the runtime's default,
     /// [`shared_proto::explore_protocol::DEFAULT_NONDET_VALUES`]).
     pub nondet_values: Option<Vec<i64>>,
+    /// SV-COMP's conventions (see `shared_proto::explore_protocol::ENV_SVCOMP`).
+    pub svcomp: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false }
     }
 }
 
@@ -312,6 +314,7 @@ impl Executor {
             .env(proto::ENV_STACK_KB, options.stack_kb.to_string())
             .env(proto::ENV_NONDET_VALUES, options.nondet_values().iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","))
             .env_remove(proto::ENV_FORK_EACH)
+            .env_remove(proto::ENV_SVCOMP)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -326,6 +329,9 @@ impl Executor {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
+        }
+        if options.svcomp {
+            cmd.env(proto::ENV_SVCOMP, "1");
         }
         if options.fork_each {
             cmd.env(proto::ENV_FORK_EACH, "1");

@@ -25,6 +25,9 @@ pub const ENV_FORK_EACH: &str = "IRS_EXPLORE_FORK";
 /// the call's type holds it (a `bool`'s are always 0 and 1).
 pub const ENV_NONDET_VALUES: &str = "IRS_NONDET_VALUES";
 pub const DEFAULT_NONDET_VALUES: [i64; 2] = [0, 1];
+/// Set (to anything): read the program with SV-COMP's conventions (`abort()` ends an execution the
+/// program rules out, as a failed `__VERIFIER_assume` does, instead of being a violation).
+pub const ENV_SVCOMP: &str = "IRS_SVCOMP";
 
 const MAX_MESSAGE: u32 = 64 << 20;
 

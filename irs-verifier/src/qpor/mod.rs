@@ -28,6 +28,7 @@ use crate::comb;
 use crate::sibling_marks::SiblingMarks;
 use crate::configuration::Configuration;
 use crate::executor::{ExecError, Execution, Executor, RunInFlight, Snapshot, SnapshotResult};
+use shared_proto::explore_protocol::MAX_SCHEDULE;
 use std::borrow::Cow;
 use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
 use crate::race_free_words::{RaceFreeWords, WordUse};
@@ -45,6 +46,8 @@ pub const DEFAULT_SKIP_STEP: u32 = 4;
 pub const DEFAULT_PRUNE_AT: usize = 2048;
 /// Paused executions kept at once (each is a process).
 const MAX_SNAPSHOTS: usize = 16;
+/// No execution is paused deeper than this many steps (a quarter of what a run may take).
+const MAX_SNAPSHOT_DEPTH: usize = MAX_SCHEDULE / 4;
 
 /// Where the exploration pauses an execution (a snapshot, DESIGN §7) so that the runs below a
 /// backtracking point continue it instead of re-running its prefix from `main`.
@@ -232,6 +235,9 @@ enum Leaf {
     Blocked,
     /// Run again with this schedule and walk on from node `from` with sleep set `sleep`.
     Redirect { schedule: Vec<ThreadId>, from: usize, sleep: Vec<EventIdx> },
+    /// The schedule to run is longer than a run may be (past the event limit: a program that
+    /// spins): an execution that does not end, recorded as such, not run.
+    TooLong { schedule: Vec<ThreadId> },
 }
 
 /// A run as the walk reads it: an ended execution, or one still running (whose enabled lists
@@ -369,6 +375,12 @@ pub struct Verifier<'a> {
     nondet_seen: std::collections::BTreeMap<String, u32>,
 }
 
+/// Whether a run was cut off by the per-execution time limit or the event limit (see
+/// `Verifier::run_walking`).
+fn cut_short(x: &Execution) -> bool {
+    matches!(x.outcome(), Outcome::EventLimit { .. } | Outcome::Timeout { .. })
+}
+
 /// A pending operation as the event it would be (its `k` does not matter here).
 fn as_event(op: &PendingOp) -> Event {
     Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object }
@@ -482,14 +494,23 @@ impl<'a> Verifier<'a> {
         // An infeasible schedule first: the walk's complaint about it says less.
         self.ran(&x)?;
         if let Some(e) = failed {
-            return Err(e);
+            // A run cut off by the event or time limit may end at any point, also right where
+            // an earlier run went on (its last step's events incomplete): an execution that did
+            // not end, not a program that behaves differently.
+            if !cut_short(&x) {
+                return Err(e);
+            }
+            w.leaf = Some(Leaf::Maximal);
         }
         Ok((x, w.leaf.expect("a walk over an ended run ends")))
     }
 
     /// Walk the rest of an ended run: how the walk ends.
     fn walk_to_end(&mut self, mut w: Walk, x: &Execution) -> Result<Leaf, VerifyError> {
-        self.walk_more(&mut w, x, true)?;
+        match self.walk_more(&mut w, x, true) {
+            Err(_) if cut_short(x) => return Ok(Leaf::Maximal),
+            r => r?,
+        }
         Ok(w.leaf.expect("a walk over an ended run ends"))
     }
 
@@ -578,11 +599,19 @@ impl<'a> Verifier<'a> {
         let mut last_progress = Instant::now();
         let stopped = loop {
             match leaf {
+                Leaf::Redirect { schedule, .. } if schedule.len() >= MAX_SCHEDULE => {
+                    leaf = Leaf::TooLong { schedule };
+                    continue;
+                }
                 Leaf::Redirect { schedule, from, sleep } => {
                     let (x, l) = self.run_walking(&schedule, Walk::at(from, sleep, Vec::new()))?;
                     self.ex.recycle(std::mem::replace(&mut exec, x));
                     leaf = l;
                     continue;
+                }
+                Leaf::TooLong { schedule } => {
+                    let events = shared_proto::explore_buffer::Capacity::DEFAULT.events;
+                    self.record_schedule(schedule, Outcome::EventLimit { events });
                 }
                 Leaf::Blocked => {
                     self.stats.executions += 1;
@@ -659,6 +688,10 @@ impl<'a> Verifier<'a> {
             let scheduling = Instant::now();
             let schedule = self.schedule_through(&j)?;
             self.stats.backtrack_micros += scheduling.elapsed().as_micros() as u64;
+            if schedule.len() >= MAX_SCHEDULE {
+                leaf = Leaf::TooLong { schedule };
+                continue;
+            }
             let (x, l) = self.run_walking(&schedule, Walk::at(self.path.len(), s, j))?;
             self.ex.recycle(std::mem::replace(&mut exec, x));
             leaf = l;
@@ -677,6 +710,11 @@ impl<'a> Verifier<'a> {
             return Ok(());
         }
         let depth = self.path.len();
+        if depth > MAX_SNAPSHOT_DEPTH {
+            // Paths this long end at the event limit (a program that spins): a run paused there
+            // has no room left to go on.
+            return Ok(());
+        }
         if !self.snapshots.is_empty() {
             let schedule: Vec<ThreadId> = self.path.iter().map(|n| n.tid).collect();
             self.release_snapshots_off(&schedule)?;
@@ -726,6 +764,10 @@ impl<'a> Verifier<'a> {
     }
 
     fn record(&mut self, exec: &Execution, outcome: Outcome) {
+        self.record_schedule(exec.schedule(), outcome);
+    }
+
+    fn record_schedule(&mut self, schedule: Vec<ThreadId>, outcome: Outcome) {
         let list = match &outcome {
             o if o.is_bug() => &mut self.bugs,
             Outcome::Timeout { .. } | Outcome::EventLimit { .. } | Outcome::Incomplete => &mut self.nonterminating,
@@ -734,7 +776,7 @@ impl<'a> Verifier<'a> {
         let key = bug_key(&outcome);
         match list.iter_mut().find(|b| bug_key(&b.outcome) == key) {
             Some(b) => b.count += 1,
-            None => list.push(Bug { outcome, schedule: exec.schedule(), count: 1 }),
+            None => list.push(Bug { outcome, schedule, count: 1 }),
         }
     }
 
