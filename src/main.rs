@@ -363,19 +363,22 @@ fn main() -> ExitCode {
     // A bug in irs (an internal invariant broken) is reported on one line and exits 101, not
     // with Rust's panic message and backtrace hint, or an abort; RUST_BACKTRACE set keeps the
     // full report.
-    if std::env::var_os("RUST_BACKTRACE").is_none() {
-        std::panic::set_hook(Box::new(|info| {
-            let payload = info.payload();
-            let msg = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned());
-            if msg.as_deref().is_some_and(|m| m.starts_with("failed printing to stdout") && m.contains("Broken pipe")) {
-                std::process::exit(128 + libc::SIGPIPE);
-            }
-            let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-            eprintln!("irs: internal error (a bug in irs): {}{at}", msg.as_deref().unwrap_or("a panic"));
-            // Release builds abort on a panic (a signal, maybe a core file): exit instead.
-            std::process::exit(101);
-        }));
-    }
+    let default_hook = std::panic::take_hook();
+    let full_report = std::env::var_os("RUST_BACKTRACE").is_some();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned());
+        if msg.as_deref().is_some_and(|m| m.starts_with("failed printing to stdout") && m.contains("Broken pipe")) {
+            std::process::exit(128 + libc::SIGPIPE);
+        }
+        if full_report {
+            return default_hook(info);
+        }
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("irs: internal error (a bug in irs): {}{at}", msg.as_deref().unwrap_or("a panic"));
+        // Release builds abort on a panic (a signal, maybe a core file): exit instead.
+        std::process::exit(101);
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => e.exit(),

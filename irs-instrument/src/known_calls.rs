@@ -55,6 +55,7 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "quick_exit", wrapper: "__irs_quick_exit", kind: SiteKind::ProcessEnd },
     RoutedCall { name: "at_quick_exit", wrapper: "__irs_at_quick_exit", kind: SiteKind::ExitHandler },
     RoutedCall { name: "atexit", wrapper: "__irs_atexit", kind: SiteKind::ExitHandler },
+    RoutedCall { name: "on_exit", wrapper: "__irs_on_exit", kind: SiteKind::ExitHandler },
     // What glibc keeps in the OS thread's descriptor must be per logical thread in EXPLORE.
     RoutedCall { name: "pthread_self", wrapper: "__irs_pthread_self", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_detach", wrapper: "__irs_pthread_detach", kind: SiteKind::ThreadQuery },

@@ -37,3 +37,10 @@ void __irs_run_fini_array(void) {
  * build with a usual definition, the process aborts. */
 #include <stdlib.h>
 __attribute__((weak, noreturn)) void __VERIFIER_error(void) { abort(); }
+
+/* How many static destructors the executable has (the C runtime's own, crtbegin's
+ * `__do_global_dtors_aux`, is one of them). */
+unsigned long __irs_fini_array_len(void) {
+    if (!__fini_array_start || !__fini_array_end) return 0;
+    return (unsigned long)(__fini_array_end - __fini_array_start);
+}

@@ -37,6 +37,8 @@ extern "C" {
     fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
     /// glue.c: the executable's `.fini_array`, last entry first.
     fn __irs_run_fini_array();
+    /// glue.c: how many entries it has.
+    fn __irs_fini_array_len() -> std::ffi::c_ulong;
 }
 
 /// `quick_exit` handlers: the runtime keeps them (the C library's `quick_exit` leaves the
@@ -59,6 +61,15 @@ static ATEXIT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 pub fn atexit_handlers() -> usize {
     ATEXIT_COUNT.load(Ordering::Relaxed)
+}
+
+/// Whether an end has nothing to run before the kills: no exit handler registered through the
+/// routed `atexit`/`on_exit`, and no static destructor but the C runtime's own (which clears
+/// state nobody reads again). Then EXPLORE skips the C library's `exit` on `main`'s return (a
+/// microsecond an execution, and pages the worker would have to restore).
+pub fn nothing_to_run() -> bool {
+    // SAFETY: reads the linker's bounds of the array.
+    atexit_handlers() == 0 && unsafe { __irs_fini_array_len() } <= 1
 }
 
 fn run_quick_handlers() {
@@ -216,6 +227,16 @@ pub unsafe extern "C" fn __irs_at_quick_exit(f: Option<extern "C" fn()>, _site: 
     unsafe { (*QUICK.0.get())[n] = f };
     QUICK_COUNT.store(n + 1, Ordering::Relaxed);
     0
+}
+
+/// # Safety
+/// Same contract as glibc's `on_exit`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_on_exit(f: Option<extern "C" fn(c_int, *mut c_void)>, arg: *mut c_void, _site: u64) -> c_int {
+    let Some(f) = f else { return -1 };
+    ATEXIT_COUNT.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: forwarded to the C library.
+    unsafe { on_exit(f, arg) }
 }
 
 /// # Safety

@@ -538,44 +538,42 @@ pub fn grant(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32) {
 }
 
 fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical: Option<LogicalAddr>) {
-    let inside = with(|s| {
-        let me = s.current;
-        if s.threads[me].atomic_depth == 0 {
-            return Ok(false);
-        }
-        let EventKind::Access(_) = kind else { return Err(kind) };
-        // Part of the atomic block's step: recorded now, no decision.
-        let op = OpRecord { tid: me as u32, kind, site, addr, size, logical };
-        let k = s.threads[me].next_k;
-        s.threads[me].next_k += 1;
-        s.threads[me].atomic_open += 1;
-        Ok(s.buffer.event(&op, k))
-    });
-    match inside {
-        Ok(false) => {}
-        Ok(true) => return,
-        Err(EventKind::Access(_)) => finish(ChildOutcome::EventLimit),
-        Err(kind) => finish(ChildOutcome::Unsupported(&format!("unsupported: a {} inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
+    /// What the calling thread does next.
+    enum Next {
+        /// Wait for the operation's turn (and, for a new thread, hand back to its creator).
+        Decide(usize, Option<usize>),
+        /// Nothing: part of an operation under way, or of an atomic block.
+        Go,
+        Full,
+        Unsupported(EventKind),
     }
-    let (me, booting, nested) = with(|s| {
+    let next = with(|s| {
         let me = s.current;
         let op = OpRecord { tid: me as u32, kind, site, addr, size, logical };
         let th = &mut s.threads[me];
+        if th.atomic_depth > 0 {
+            let EventKind::Access(_) = kind else { return Next::Unsupported(kind) };
+            // Part of the atomic block's step: recorded now, no decision.
+            let k = th.next_k;
+            th.next_k += 1;
+            th.atomic_open += 1;
+            return if s.buffer.event(&op, k) { Next::Go } else { Next::Full };
+        }
         if th.pending.is_some() {
             // Opened while its operation is being performed: part of that operation.
             th.nested.push(op);
-            return (me, None, true);
+            return Next::Go;
         }
         th.pending = Some(op);
-        (me, s.booting_parent.take(), false)
+        Next::Decide(me, s.booting_parent.take())
     });
-    if nested {
-        return;
-    }
-    match booting {
+    match next {
+        Next::Go => {}
+        Next::Full => finish(ChildOutcome::EventLimit),
+        Next::Unsupported(kind) => finish(ChildOutcome::Unsupported(&format!("unsupported: a {} inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
         // A new thread reached its first operation: back to its creator; it runs when chosen.
-        Some(parent) => switch_to(parent),
-        None => decide(me),
+        Next::Decide(_, Some(parent)) => switch_to(parent),
+        Next::Decide(me, None) => decide(me),
     }
 }
 
@@ -934,30 +932,48 @@ pub fn begin_end(site: Option<SiteId>, code: c_int) {
 /// skipping the ender itself and the threads whose exit it knows of through joins (they are
 /// over). A thread's children are read only once it is killed or known over, when they can no
 /// longer change; `queue` and `next` keep the walk's place between kills.
-fn end_kill_next(queue: &mut Vec<usize>, next: &mut usize) -> Option<usize> {
+fn end_kill_next(queue: &mut KillQueue, next: &mut usize) -> Option<usize> {
     with(|s| {
         let me = s.current;
-        if queue.is_empty() {
+        if queue.len == 0 {
             queue.push(0);
         }
-        while *next < queue.len() {
-            let v = queue[*next];
+        while *next < queue.len {
+            let v = queue.at[*next] as usize;
             let must_kill = v != me && s.threads[me].known_done & (1 << v) == 0 && !s.threads[v].killed;
             if must_kill {
                 return Some(v);
             }
             *next += 1;
-            queue.extend(s.threads[v].kids.iter().copied());
+            for &k in &s.threads[v].kids {
+                queue.push(k);
+            }
         }
         None
     })
+}
+
+/// The breadth-first walk of [`end_kill_next`], on the stack (every thread once: at most
+/// `MAX_THREADS`).
+struct KillQueue {
+    at: [u8; MAX_THREADS],
+    len: usize,
+}
+
+impl KillQueue {
+    fn push(&mut self, t: usize) {
+        if self.len < MAX_THREADS {
+            self.at[self.len] = t as u8;
+            self.len += 1;
+        }
+    }
 }
 
 /// After the exit handlers: kill every other thread (each kill a scheduling point, so the
 /// others may still move first), then end the execution with the status of the end.
 pub fn complete_end() -> ! {
     let code = with(|s| s.ending.map_or(0, |(_, c)| c));
-    let mut queue = Vec::new();
+    let mut queue = KillQueue { at: [0; MAX_THREADS], len: 0 };
     let mut next = 0;
     while let Some(v) = end_kill_next(&mut queue, &mut next) {
         grant(EventKind::Kill, None, v as u64, 0);
@@ -1033,8 +1049,11 @@ pub fn assume_failed(site: u64) -> ! {
 /// `main` returned with `code`: as `exit(code)` (the end, the exit handlers, the kills).
 pub fn main_returned(code: c_int) -> ! {
     begin_end(None, code);
+    if crate::process_end::nothing_to_run() {
+        complete_end();
+    }
     // SAFETY: the C library's exit: it runs the program's exit handlers on this fiber (events
     // like any other) and then the runtime's own hook, which completes the end and never
-    // returns into it (see `explore_server::child_exit`).
+    // returns into it (see `process_end::exit_hook`).
     unsafe { libc::exit(code) }
 }
