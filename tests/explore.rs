@@ -299,6 +299,47 @@ int main(void) {
     assert_eq!(ex.run(&full.schedule()).unwrap().trace, full.trace);
 }
 
+/// A thread that failed before a snapshot's pause has failed in every run from it: the run's
+/// outcome is that failure, as from `main`, not the deadlock of the threads that wait to join
+/// it (found by the differential campaign with `--snapshot-gap 1`).
+#[test]
+fn a_failure_before_a_snapshot_stays_the_outcome_of_runs_from_it() {
+    use irs_verifier::executor::SnapshotResult;
+    let dir = scratch("explore/snapshot_failure");
+    let exe = build(
+        &dir,
+        "fails",
+        r#"#include <assert.h>
+#include <pthread.h>
+int x;
+void *failing(void *a) { assert(x == 1); return 0; }
+int main(void) {
+  pthread_t t;
+  pthread_create(&t, 0, failing, 0);
+  x = 2;
+  x = 3;
+  pthread_join(t, 0);
+  return 0;
+}
+"#,
+    );
+    let mut ex = executor(&exe, Options::default());
+    // T1 fails first (its assertion), then main writes and waits for good to join it.
+    let full = ex.run(&[ThreadId(0), ThreadId(1)]).unwrap();
+    assert!(matches!(full.trace.outcome, Outcome::Violation { .. }), "{:?}", full.trace.outcome);
+    let prefix: Vec<ThreadId> = full.schedule()[..3].to_vec();
+    let snap = match ex.snapshot(None, &prefix).unwrap() {
+        SnapshotResult::Ready(s) => s,
+        SnapshotResult::Ended(e) => panic!("ended before the snapshot: {:?}", e.trace.outcome),
+    };
+    for _ in 0..3 {
+        let r = ex.run_from(&snap, &[]).unwrap();
+        assert_eq!(r.trace.outcome, full.trace.outcome, "a run from the snapshot lost the failure before it");
+        assert_eq!(r.trace, full.trace);
+    }
+    ex.release(snap).unwrap();
+}
+
 /// What the C library keeps per OS thread is per logical thread in EXPLORE, where all threads
 /// are fibers of one OS thread: `__thread` variables, errno, thread-specific data, pthread_self.
 /// Every random interleaving prints what the plain build prints.

@@ -175,6 +175,9 @@ pub struct BufferWriter<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mark {
     n: [u32; 4],
+    /// The outcome so far, its value and the length of its message: a thread may have failed
+    /// before the pause (it halts, the others go on), and every continuation has that failure.
+    outcome: [u32; 3],
 }
 
 /// How an execution ended, as the child reports it.
@@ -223,16 +226,22 @@ impl<'a> BufferWriter<'a> {
     /// Where the execution stands: restoring it ([`reset_to`](Self::reset_to)) makes the
     /// buffer hold exactly what it held then (records after it are simply overwritten).
     pub fn mark(&self) -> Mark {
-        Mark { n: [get32(self.b, N_EVENTS), get32(self.b, N_STEPS), get32(self.b, N_ENABLED), get32(self.b, N_THREADS)] }
+        Mark {
+            n: [get32(self.b, N_EVENTS), get32(self.b, N_STEPS), get32(self.b, N_ENABLED), get32(self.b, N_THREADS)],
+            outcome: [get32(self.b, OUTCOME), get32(self.b, OUTCOME_VALUE), get32(self.b, MESSAGE_BYTES)],
+        }
     }
 
-    /// Back to `mark`, with no outcome yet: how a continuation from a snapshot starts.
+    /// Back to `mark`, with the outcome it had (no outcome yet, or a failure before it): how a
+    /// continuation from a snapshot starts. (A message written before the mark is left in
+    /// place: a later failure only appends after it.)
     pub fn reset_to(&mut self, mark: Mark) {
         for (field, v) in [N_EVENTS, N_STEPS, N_ENABLED, N_THREADS].into_iter().zip(mark.n) {
             publish(self.b, field, v);
         }
-        put32(self.b, OUTCOME, code::RUNNING);
-        put32(self.b, MESSAGE_BYTES, 0);
+        put32(self.b, OUTCOME, mark.outcome[0]);
+        put32(self.b, OUTCOME_VALUE, mark.outcome[1]);
+        put32(self.b, MESSAGE_BYTES, mark.outcome[2]);
         publish(self.b, LIVE, 1);
     }
 
