@@ -9,6 +9,9 @@
 //! - every mode: the verdict, the exit code and the set of bugs are the oracle's, and every
 //!   reported bug's schedule file, replayed, ends in that bug.
 //!
+//! These checks are `verify_check::check_report` (tests/common/verify_check.rs), which the
+//! differential campaign over generated programs (tests/differential.rs) uses too.
+//!
 //! The oracle is also checked against the `expect-traces:`, `expect-bugs:` and
 //! `expect-interleavings:` lines of each program's header: hand counts for the hand-written
 //! programs, and for the generated ones (`rand_*.c`) the counts of gen.py's own model of the
@@ -20,23 +23,23 @@
 mod common;
 #[path = "common/oracle.rs"]
 mod oracle;
+#[path = "common/verify_check.rs"]
+mod verify_check;
 
 use common::*;
 use irs_verifier::executor::{Executor, Options};
-use oracle::{Bug, OracleResult};
+use oracle::OracleResult;
 use shared_proto::ThreadId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+use verify_check::{check_report, run_verify, Report};
 
 /// The oracle refuses programs with more interleavings than this.
 const MAX_INTERLEAVINGS: usize = 20_000;
-/// One `irs verify` run may take this long.
-const VERIFY_TIMEOUT: Duration = Duration::from_secs(300);
 
 struct Program {
     name: String,
@@ -73,71 +76,11 @@ fn programs(dir: &Path) -> Vec<Program> {
         .collect()
 }
 
-/// What one `irs verify` run reported.
-#[derive(Debug)]
-struct Report {
-    traces: u64,
-    ssb: u64,
-    executions: u64,
-    verdict: String,
-    /// (kind, message, schedule file)
-    violations: Vec<(String, String, PathBuf)>,
-    exit: Option<i32>,
-    seconds: f64,
-    schedules: Vec<Vec<ThreadId>>,
-}
-
-fn run_verify(prog: &Program, mode: &[&str], work: &Path) -> Result<Report, String> {
-    let _ = std::fs::remove_dir_all(work);
-    std::fs::create_dir_all(work).unwrap();
-    let sched_file = work.join("schedules.txt");
-    let out_dir = work.join("bugs");
-    let mut cmd = Command::new(irs());
-    cmd.arg("verify").args(mode).arg("--json").arg("--out-dir").arg(&out_dir).arg("--schedules-out").arg(&sched_file).arg("--").arg(&prog.exe).current_dir(work);
-    let start = Instant::now();
-    let out = run(&mut cmd, None, VERIFY_TIMEOUT)?;
-    let seconds = start.elapsed().as_secs_f64();
-    let last = out.stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let json: serde_json::Value = serde_json::from_str(last).map_err(|e| {
-        format!("the last line of stdout is not JSON ({e}); exit {}; stdout:\n{}\nstderr:\n{}", out.how(), out.stdout, out.stderr)
-    })?;
-    let num = |k: &str| json.get(k).and_then(|v| v.as_u64()).ok_or_else(|| format!("JSON has no integer `{k}`: {last}"));
-    let mut violations = Vec::new();
-    for v in json.get("violations").and_then(|v| v.as_array()).ok_or_else(|| format!("JSON has no `violations` array: {last}"))? {
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-        let path = PathBuf::from(s("schedule"));
-        let path = if path.is_absolute() { path } else { work.join(path) };
-        violations.push((s("kind"), s("message"), path));
-    }
-    let schedules = match std::fs::read_to_string(&sched_file) {
-        Ok(text) => text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| irs_verifier::schedule::parse(l).map_err(|e| format!("{}: {e}", sched_file.display())))
-            .collect::<Result<Vec<_>, _>>()?,
-        Err(e) => return Err(format!("cannot read --schedules-out {}: {e}", sched_file.display())),
-    };
-    Ok(Report {
-        traces: num("traces")?,
-        ssb: num("ssb")?,
-        executions: num("executions")?,
-        verdict: json.get("verdict").and_then(|v| v.as_str()).unwrap_or("").to_string(),
-        violations,
-        exit: out.status.code(),
-        seconds,
-        schedules,
-    })
-}
-
-fn sched(s: &[ThreadId]) -> String {
-    oracle::schedule_string(s)
-}
-
 /// The checks of one mode; returns the failures (empty: pass) and a short summary.
 fn check_mode(prog: &Program, mode: &str, args: &[&str], ex: &mut Executor, truth: &OracleResult, dir: &Path) -> (Vec<String>, String) {
     let name = &prog.name;
     let work = dir.join(format!("{name}.{mode}"));
-    let rep = match run_verify(prog, args, &work) {
+    let rep = match run_verify(&prog.exe, args, &work) {
         Ok(r) => r,
         Err(e) => return (vec![format!("{name} [{mode}]: irs verify failed: {e}")], format!("{mode}: irs verify failed")),
     };
@@ -150,120 +93,6 @@ fn check_mode(prog: &Program, mode: &str, args: &[&str], ex: &mut Executor, trut
         if fails.is_empty() { "ok" } else { "FAIL" }
     );
     (fails, summary)
-}
-
-/// Check one report of `irs verify` against the oracle: the failures, and how many distinct
-/// oracle traces its schedules gave. `mode` is `optimal` or another (`k1`, `k2`).
-fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, truth: &OracleResult) -> (Vec<String>, usize) {
-    let mut fails = Vec::new();
-    let mut fail = |m: String| fails.push(format!("{name} [{mode}]: {m}"));
-    let expect_bug = !truth.bugs.is_empty();
-    // Exit code and verdict.
-    let want_exit = if expect_bug { 1 } else { 0 };
-    if rep.exit != Some(want_exit) {
-        fail(format!("exit code {:?}, expected {want_exit}", rep.exit));
-    }
-    let want_verdict = if expect_bug { "violation" } else { "safe" };
-    if rep.verdict != want_verdict {
-        fail(format!("verdict `{}`, expected `{want_verdict}` (oracle bugs: {:?})", rep.verdict, truth.bug_set()));
-    }
-    // Counts.
-    if rep.executions != rep.traces + rep.ssb {
-        fail(format!("executions {} != traces {} + ssb {}", rep.executions, rep.traces, rep.ssb));
-    }
-    if rep.schedules.len() as u64 != rep.traces {
-        fail(format!("--schedules-out has {} lines, but traces = {}", rep.schedules.len(), rep.traces));
-    }
-    if mode.starts_with("optimal") {
-        if rep.traces != truth.traces.len() as u64 {
-            fail(format!("traces = {}, the oracle has {}", rep.traces, truth.traces.len()));
-        }
-        if rep.ssb != 0 {
-            fail(format!("ssb = {}, expected 0 in optimal mode", rep.ssb));
-        }
-    }
-    // Replay every schedule and canonicalise it.
-    let mut found: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, s) in rep.schedules.iter().enumerate() {
-        let e = match ex.run(s) {
-            Ok(e) => e,
-            Err(err) => {
-                fail(format!("replaying schedule line {} [{}]: {err}", i + 1, sched(s)));
-                continue;
-            }
-        };
-        if !oracle::is_complete(e.outcome()) {
-            fail(format!("schedule line {} [{}] replays to `{}`", i + 1, sched(s), e.outcome()));
-            continue;
-        }
-        if e.schedule() != *s {
-            fail(format!("schedule line {} is not a full schedule: [{}] runs as [{}]", i + 1, sched(s), sched(&e.schedule())));
-        }
-        let key = oracle::key_of(&e.trace);
-        if !truth.traces.contains_key(&key) {
-            fail(format!("schedule line {} [{}] ({}) is a trace the oracle does not have:\n{key}", i + 1, sched(s), e.outcome()));
-        }
-        found.entry(key).or_default().push(i + 1);
-    }
-    let mut missing = 0;
-    for (key, info) in &truth.traces {
-        if !found.contains_key(key) {
-            missing += 1;
-            if missing <= 3 {
-                fail(format!("misses the trace of schedule [{}] (outcome {}):\n{key}", sched(&info.schedule), info.outcome));
-            }
-        }
-    }
-    if missing > 3 {
-        fail(format!("misses {missing} of the oracle's {} traces in all", truth.traces.len()));
-    }
-    if mode.starts_with("optimal") {
-        let dups: Vec<String> = found.iter().filter(|(_, l)| l.len() > 1).map(|(_, l)| format!("lines {l:?}")).collect();
-        if !dups.is_empty() {
-            fail(format!("{} traces explored more than once: {}", dups.len(), dups.iter().take(5).cloned().collect::<Vec<_>>().join("; ")));
-        }
-    }
-    // Bugs: the same set, each reported once (deadlocks by kind: several are allowed), each
-    // schedule file reproducing its bug.
-    let mut matched: BTreeMap<Bug, usize> = BTreeMap::new();
-    for (kind, message, path) in &rep.violations {
-        match truth.bugs.keys().find(|b| b.matches(kind, message)) {
-            Some(b) => *matched.entry(b.clone()).or_default() += 1,
-            None => fail(format!("reports `{kind}: {message}`, which the oracle never saw (oracle bugs: {:?})", truth.bug_set())),
-        }
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => {
-                fail(format!("the schedule of `{kind}: {message}` ({}) cannot be read: {e}", path.display()));
-                continue;
-            }
-        };
-        let s = match irs_verifier::schedule::parse(&text) {
-            Ok(s) => s,
-            Err(e) => {
-                fail(format!("the schedule of `{kind}: {message}` ({}) does not parse: {e}", path.display()));
-                continue;
-            }
-        };
-        match ex.run(&s) {
-            // A run can have several bugs: the first is its outcome, the rest come after it
-            // (a thread that fails halts, the others go on).
-            Ok(e) => match std::iter::once(e.outcome()).chain(&e.more_bugs).filter_map(oracle::bug_of).find(|b| b.matches(kind, message)) {
-                Some(_) => {}
-                None => fail(format!("the schedule of `{kind}: {message}` [{}] replays to `{}`", sched(&s), e.outcome())),
-            },
-            Err(err) => fail(format!("replaying the schedule of `{kind}: {message}`: {err}")),
-        }
-    }
-    for (b, first) in &truth.bugs {
-        match matched.get(b) {
-            None => fail(format!("misses the bug `{b}` (oracle schedule [{}])", sched(first))),
-            Some(&n) if n > 1 && b.kind != "deadlock" => fail(format!("reports `{b}` {n} times")),
-            _ => {}
-        }
-    }
-    let n = found.keys().filter(|k| truth.traces.contains_key(*k)).count();
-    (fails, n)
 }
 
 #[test]

@@ -15,6 +15,12 @@ use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
 use shared_proto::EventKind;
 
+/// Whether `e` is an event of kind `kind` on `o` by a thread other than `o`'s own (a kill or a
+/// join *of* the thread whose object `o` is, not one that thread performs on a third).
+fn is_of(u: &Unfolding, e: EventIdx, o: ObjIdx, kind: EventKind) -> bool {
+    u.event_kind(e) == kind && u.action_of(e).own != o
+}
+
 /// After `q` (the last event on mutex `m`, `None` for none), is `m` free?
 pub fn mutex_free_after(u: &Unfolding, m: ObjIdx, mut q: Option<EventIdx>) -> bool {
     while let Some(x) = q {
@@ -85,14 +91,18 @@ impl Extensions {
             let mut r = preds[slot];
             let mut depth = u.depth_on(r, o);
             while let Some(rr) = r {
-                if depth <= stop || (only_past_kills && u.event_kind(rr) != EventKind::Kill) {
+                if depth <= stop || (only_past_kills && !is_of(u, rr, o, EventKind::Kill)) {
                     break;
                 }
                 let q = u.pred(rr, o);
                 r = q;
                 depth -= 1;
-                if only_past_kills && !q.is_some_and(|q| matches!(u.event_kind(q), EventKind::Exit | EventKind::Join)) {
-                    // The thread had not ended where it was killed: nothing to join there.
+                // The thread had ended where it was killed only if the event before the kill on
+                // its object is its exit or a join of it by another thread. Its own last event
+                // being a join (of a third thread) does not make it ended (found by the
+                // differential campaign, seed 3740: a join was placed after it, and the run
+                // asked for it found the join disabled).
+                if only_past_kills && !q.is_some_and(|q| u.event_kind(q) == EventKind::Exit || is_of(u, q, o, EventKind::Join)) {
                     break;
                 }
                 let free = class == ObjClass::Mutex && mutex_free_after(u, o, q);
