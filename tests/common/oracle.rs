@@ -22,6 +22,8 @@
 //!   several threads fail (the outcome is the first failure; see `multi_violation`). A crash
 //!   ends every thread at once, so crashing executions that differ in how far the other threads
 //!   got are different traces (they have different events).
+//! * Bugs: every failure of every run, the outcome's and those of threads that fail after it
+//!   (`Execution::more_bugs`): a failure that always comes second is a bug all the same.
 #![allow(dead_code)]
 
 use irs_verifier::executor::{Execution, Executor};
@@ -300,8 +302,11 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
         let key = key_of(&e.trace);
         let class = outcome_class(&outcome);
         let bug = bug_of(&outcome);
-        if let Some(b) = &bug {
-            r.bugs.entry(b.clone()).or_insert_with(|| s.clone());
+        // The outcome is the run's first failure; the threads that fail after it (a failing
+        // thread halts, the others go on) are bugs of the program as well, which a failure that
+        // always comes first would hide (found by the differential campaign, seed 11097).
+        for b in bug.iter().cloned().chain(e.more_bugs.iter().filter_map(bug_of)) {
+            r.bugs.entry(b).or_insert_with(|| s.clone());
         }
         match r.traces.get_mut(&key) {
             Some(info) => {
