@@ -32,7 +32,12 @@ column must be 0 (a wrong `true` is the worst bug irs can have).
 Peers (built outside the repository, see benchmarks/peers/run.py): each task also runs with
 GenMC (`genmc --sc --disable-estimation --disable-sr FILE`) and Nidhugg (`nidhuggc -- FILE --sc
 --optimal --no-check-mutex-init`) under the same time limit, their answers read from their
-output ("No errors were detected" is `true`, an error report `false`, anything else none).
+output ("No errors were detected" is `true`, an error report of a failing assertion or abort
+`false`, anything else none, with the peer's error line). GenMC cannot run a preprocessed task
+(`.i`: glibc's pthread.h inlined where GenMC needs its own; it crashes even on a trivial program
+preprocessed so), so it runs only the `.c` tasks. Nidhugg gets the task with
+`__VERIFIER_atomic_begin/end` defined as one global mutex when the task only declares them
+(Nidhugg implements `__VERIFIER_atomic_*` functions, but not that pair).
 
 Writes benchmarks/results/svcomp/results.md (or --out) and results.csv beside it.
 Python 3 standard library only.
@@ -133,15 +138,42 @@ def irs_answer(irs, src, work, limit):
 
 
 def peer_answer(name, cmd, limit, cwd):
+    """(answer, note, seconds) of a peer: `true` on "No errors were detected", `false` on an error
+    report that is an assertion (or abort) failing, anything else no answer with its last line."""
     rc, out, err, secs = run(cmd, limit, cwd=cwd)
     text = out + err
     if rc is None:
         return None, "out of time", secs
     if "No errors were detected" in text:
         return True, "", secs
-    if re.search(r"Error|violation|Assertion", text) and rc != 0:
+    if "Error detected" in text and re.search(r"Assertion|Safety violation|[Aa]bort|reach_error", text):
         return False, "", secs
-    return None, last_line(text)[:120], secs
+    if rc is not None and rc < 0:
+        return None, f"crashed (signal {-rc})", secs
+    note = next((l.strip() for l in text.splitlines() if re.search(r"ERROR|Error|error:", l)), last_line(text))
+    return None, note[:120], secs
+
+
+# Nidhugg implements __VERIFIER_atomic_* functions, __VERIFIER_nondet_int/uint and
+# __VERIFIER_assume, but not the __VERIFIER_atomic_begin/end pair: the peer gets a copy of the
+# task with the pair defined as one global mutex (as GenMC's own copies of these tasks do), which
+# makes blocks exclusive among themselves only. irs itself gets the task unchanged.
+NIDHUGG_PRELUDE = """
+static pthread_mutex_t __peer_atomic_lock;
+void __peer_block_begin(void) { pthread_mutex_lock(&__peer_atomic_lock); }
+void __peer_block_end(void) { pthread_mutex_unlock(&__peer_atomic_lock); }
+"""
+
+
+def nidhugg_input(src, work):
+    text = src.read_text(errors="replace")
+    if "__VERIFIER_atomic_begin" not in text or re.search(r"void\s+__VERIFIER_atomic_begin\s*\([^;]*\{", text):
+        return src
+    # Renamed: Nidhugg would run a function named __VERIFIER_atomic_* as one atomic step.
+    copy = work / ("nidhugg-" + src.stem + ".c")
+    copy.write_text("#define __VERIFIER_atomic_begin __peer_block_begin\n#define __VERIFIER_atomic_end __peer_block_end\n"
+                    + text + NIDHUGG_PRELUDE)
+    return copy
 
 
 def main():
@@ -170,12 +202,17 @@ def main():
             column = f"correct {str(answer).lower()}" if answer == expected else "WRONG"
         row = {"folder": folder, "task": name, "expected": str(expected).lower(), "irs": column, "why": why, "seconds": f"{secs:.1f}"}
         if a.genmc:
-            ans, note, s = peer_answer("genmc", [a.genmc, "--sc", "--disable-estimation", "--disable-sr", str(src)], a.time_limit, work)
+            if src.suffix == ".i":
+                # A preprocessed task holds glibc's pthread.h; GenMC needs its own (it crashes
+                # even on a trivial program preprocessed so), so it cannot run these tasks.
+                ans, note, s = None, "cannot run a preprocessed task (.i)", 0.0
+            else:
+                ans, note, s = peer_answer("genmc", [a.genmc, "--sc", "--disable-estimation", "--disable-sr", str(src)], a.time_limit, work)
             row["genmc"] = ("correct" if ans == expected else "WRONG") if ans is not None else (note or "no answer")
             row["genmc_seconds"] = f"{s:.1f}"
         if a.nidhugg:
             nidhuggc = str(Path(a.nidhugg).parent / "nidhuggc")
-            ans, note, s = peer_answer("nidhugg", [nidhuggc, "--", str(src), "--sc", "--optimal", "--no-check-mutex-init"], a.time_limit, work)
+            ans, note, s = peer_answer("nidhugg", [nidhuggc, "--", str(nidhugg_input(src, work)), "--sc", "--optimal", "--no-check-mutex-init"], a.time_limit, work)
             row["nidhugg"] = ("correct" if ans == expected else "WRONG") if ans is not None else (note or "no answer")
             row["nidhugg_seconds"] = f"{s:.1f}"
         rows.append(row)

@@ -570,7 +570,7 @@ fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical
     match next {
         Next::Go => {}
         Next::Full => finish(ChildOutcome::EventLimit),
-        Next::Unsupported(kind) => finish(ChildOutcome::Unsupported(&format!("unsupported: a {} inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
+        Next::Unsupported(kind) => finish(ChildOutcome::Unsupported(&format!("unsupported: an operation `{}` inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
         // A new thread reached its first operation: back to its creator; it runs when chosen.
         Next::Decide(_, Some(parent)) => switch_to(parent),
         Next::Decide(me, None) => decide(me),
