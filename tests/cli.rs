@@ -167,6 +167,16 @@ fn bad_input_gets_one_clear_line_and_a_nonzero_exit() {
     write(&d, "x.cpp", "int main() {}\n");
     write(&d, "ok.c", "int main(void) { return 0; }\n");
     write(&d, "not-a-trace", "just text\n");
+    // A file preprocessed for ILP32 (as SV-COMP's .i tasks are): its pthread_mutex_t is glibc's
+    // 32-bit one, which this machine's pthread_mutex_init would write past.
+    write(
+        &d,
+        "ilp32.i",
+        "typedef union { char __size[24]; long int __align; } pthread_mutex_t;\n\
+         extern int pthread_mutex_init(pthread_mutex_t *m, const void *a);\n\
+         pthread_mutex_t m; int neighbour;\n\
+         int main(void) { pthread_mutex_init(&m, 0); return neighbour; }\n",
+    );
     plain_cc(&d, &["-o", "plain", "ok.c"]).unwrap();
     irs_cc(&d, &["-o", "inst", "ok.c"]).unwrap();
     let irs_in = |args: &[&str]| run(Command::new(irs()).args(args).current_dir(&d), None, T).unwrap();
@@ -175,6 +185,7 @@ fn bad_input_gets_one_clear_line_and_a_nonzero_exit() {
         (vec!["cc", "-o", "p", "missing.c"], "missing.c: no such file"),
         (vec!["cc", "-o", "p", "notes.txt"], "not a C source"),
         (vec!["cc", "-o", "p", "x.cpp"], "C++ is not supported"),
+        (vec!["cc", "-o", "p", "ilp32.i"], "its pthread_mutex_t is 24 bytes, this machine's C library's 40"),
         (vec!["record", "--out", "t.trace", "--", "./plain"], "not built by irs cc"),
         (vec!["record", "--out", "t.trace", "--", "./notes.txt"], "not an ELF"),
         (vec!["record", "--out", "t.trace", "--", "./nope"], "no such program"),

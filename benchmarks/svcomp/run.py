@@ -32,8 +32,9 @@ column must be 0 (a wrong `true` is the worst bug irs can have).
 Peers (built outside the repository, see benchmarks/peers/run.py): each task also runs with
 GenMC (`genmc --sc --disable-estimation --disable-sr FILE`) and Nidhugg (`nidhuggc -- FILE --sc
 --optimal --no-check-mutex-init`) under the same time limit, their answers read from their
-output ("No errors were detected" is `true`, an error report of a failing assertion or abort
-`false`, anything else none, with the peer's error line). GenMC cannot run a preprocessed task
+output ("No errors were detected" is `true`, an error report of a failing assertion `false`,
+anything else none, with the peer's error line: a peer that calls `abort()` after an empty
+`reach_error()` crashes, which is no answer). GenMC cannot run a preprocessed task
 (`.i`: glibc's pthread.h inlined where GenMC needs its own; it crashes even on a trivial program
 preprocessed so), so it runs only the `.c` tasks. Nidhugg gets the task with
 `__VERIFIER_atomic_begin/end` defined as one global mutex when the task only declares them
@@ -139,14 +140,15 @@ def irs_answer(irs, src, work, limit):
 
 def peer_answer(name, cmd, limit, cwd):
     """(answer, note, seconds) of a peer: `true` on "No errors were detected", `false` on an error
-    report that is an assertion (or abort) failing, anything else no answer with its last line."""
+    report that is an assertion failing (Nidhugg's "Assertion violation", GenMC's "Safety
+    violation"), anything else (another error, a crash) no answer, with the peer's error line."""
     rc, out, err, secs = run(cmd, limit, cwd=cwd)
     text = out + err
     if rc is None:
         return None, "out of time", secs
     if "No errors were detected" in text:
         return True, "", secs
-    if "Error detected" in text and re.search(r"Assertion|Safety violation|[Aa]bort|reach_error", text):
+    if "Error detected" in text and re.search(r"Error: Assertion violation|Safety violation", text):
         return False, "", secs
     if rc is not None and rc < 0:
         return None, f"crashed (signal {-rc})", secs

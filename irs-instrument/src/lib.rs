@@ -3,6 +3,7 @@
 
 mod access_class;
 pub mod cc_args;
+mod data_model;
 pub mod driver;
 mod escape;
 pub mod instrumented_binary;

@@ -42,6 +42,8 @@ pub enum PassError {
     AlreadyInstrumented(String),
     #[error("building instrumentation for {module}: {detail}")]
     Build { module: String, detail: String },
+    #[error("unsupported: {module}: {detail}")]
+    DataModel { module: String, detail: String },
     #[error("internal error: the instrumented module of {module} does not verify: {detail}")]
     Verify { module: String, detail: String },
 }
@@ -256,6 +258,9 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
 pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, source: &str) -> Result<PassOutput, PassError> {
     if module.get_function(CB_BEFORE).is_some() || module.get_global(THREAD_ACTIVE_FLAG).is_some() {
         return Err(PassError::AlreadyInstrumented(source.to_string()));
+    }
+    if let Some(detail) = crate::data_model::smaller_than_the_c_library(module) {
+        return Err(PassError::DataModel { module: source.to_string(), detail });
     }
     let module_hash = {
         let mut h = StableHasher::default();
