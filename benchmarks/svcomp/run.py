@@ -43,7 +43,7 @@ preprocessed so), so it runs only the `.c` tasks. Nidhugg gets the task with
 Writes benchmarks/results/svcomp/results.md (or --out) and results.csv beside it.
 Python 3 standard library only.
 """
-import argparse, csv, datetime, json, os, platform, re, subprocess, sys, time
+import argparse, csv, datetime, json, os, platform, re, signal, subprocess, sys, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -84,13 +84,18 @@ def tasks(root, only):
 
 
 def run(cmd, timeout, cwd=None):
+    """(exit code or None on timeout, stdout, stderr, seconds). The command runs in a session of
+    its own, killed whole at the time limit: nidhuggc, a script, leaves nidhugg running otherwise."""
     t = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                         start_new_session=True, errors="replace")
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, errors="replace")
-        return p.returncode, p.stdout, p.stderr, time.monotonic() - t
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return None, out, "", time.monotonic() - t
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err, time.monotonic() - t
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return None, out or "", "", time.monotonic() - t
 
 
 def last_line(text):
