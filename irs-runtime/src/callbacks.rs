@@ -108,6 +108,6 @@ pub extern "C" fn __irs_unsupported_call(site: u64) {
     if mode::get() == Mode::Explore {
         let (at, what) = crate::program_info::site_text(SiteId(site));
         let name = what.strip_prefix("call ").unwrap_or(&what);
-        scheduler::finish(shared_proto::explore_buffer::ChildOutcome::Unsupported(&format!("unsupported: {name} at {at} (EXPLORE does not model it yet)")));
+        scheduler::finish(shared_proto::explore_buffer::ChildOutcome::Unsupported(&format!("{name} at {at} (EXPLORE does not model it yet)")));
     }
 }

@@ -570,7 +570,7 @@ fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical
     match next {
         Next::Go => {}
         Next::Full => finish(ChildOutcome::EventLimit),
-        Next::Unsupported(kind) => finish(ChildOutcome::Unsupported(&format!("unsupported: an operation `{}` inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
+        Next::Unsupported(kind) => finish(ChildOutcome::Unsupported(&format!("an operation `{}` inside an atomic block (__VERIFIER_atomic_*)", kind.name()))),
         // A new thread reached its first operation: back to its creator; it runs when chosen.
         Next::Decide(_, Some(parent)) => switch_to(parent),
         Next::Decide(me, None) => decide(me),
@@ -786,7 +786,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         child
     });
     if child >= MAX_THREADS {
-        finish(ChildOutcome::Unsupported(&format!("unsupported: the program creates more than {MAX_THREADS} threads (EXPLORE's limit)")));
+        finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads (EXPLORE's limit)")));
     }
     let made = with(|s| {
         let stack = stack_pool::stack(child)?;
@@ -902,7 +902,7 @@ fn leave(me: usize) -> ! {
         // would: its exit handlers would run on whichever thread ends last, which is not a
         // function of that thread's history. Without handlers there is nothing to run.
         if crate::process_end::atexit_handlers() > 0 && with(|s| s.ending.is_none() && !s.threads[0].halted) {
-            finish(ChildOutcome::Unsupported("unsupported: exit handlers (atexit) that run after the last thread ends, `main` having called pthread_exit"));
+            finish(ChildOutcome::Unsupported("exit handlers (atexit) that run after the last thread ends, `main` having called pthread_exit"));
         }
         finish(ChildOutcome::Exit(0));
     }
@@ -1014,7 +1014,7 @@ pub fn atomic_end() {
 /// decision chose it.
 pub fn nondet(site: u64, of: u32) -> u32 {
     if with(|s| s.threads[s.current].atomic_depth > 0) {
-        finish(ChildOutcome::Unsupported("unsupported: a __VERIFIER_nondet_* call inside an atomic block (__VERIFIER_atomic_*)"));
+        finish(ChildOutcome::Unsupported("a __VERIFIER_nondet_* call inside an atomic block (__VERIFIER_atomic_*)"));
     }
     grant(EventKind::Nondet, Some(SiteId(site)), 0, of);
     let choice = with(|s| {

@@ -34,7 +34,8 @@ pub enum ExecError {
     ServerLost { program: String, detail: String },
     #[error("{0}")]
     Buffer(#[from] explore_buffer::BufferError),
-    #[error("{0}")]
+    /// A construct EXPLORE does not model, or one of its limits, as the runtime named it.
+    #[error("unsupported: {0}")]
     Unsupported(String),
     #[error("executor: {0}")]
     Usage(String),
