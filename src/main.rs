@@ -517,11 +517,11 @@ fn main() -> ExitCode {
                 first_bug,
             };
             let mut publisher = publish.then(irs::publish::Publisher::new);
-            // The bugs' `irs replay` commands must explore the same values to replay them.
+            // The bugs' `irs replay` commands must explore the same values, with the same conventions.
             let nondet_values = nondet_values.map(|v| v.0);
-            let mut values_arg = nondet_values.as_ref().map(|v| format!("--nondet-values {} ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))).unwrap_or_default();
+            let mut replay_args = nondet_values.as_ref().map(|v| format!("--nondet-values {} ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))).unwrap_or_default();
             if svcomp {
-                values_arg.push_str("--svcomp ");
+                replay_args.push_str("--svcomp ");
             }
             let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -581,7 +581,7 @@ fn main() -> ExitCode {
                     }
                     for (b, f) in o.report.bugs.iter().chain(&o.report.nonterminating).zip(&o.schedule_files) {
                         println!("found: {} ({} executions)", b.outcome, b.count);
-                        println!("  reproduce: irs replay {values_arg}--schedule {} -- {}", f.display(), command.join(" "));
+                        println!("  reproduce: irs replay {replay_args}--schedule {} -- {}", f.display(), command.join(" "));
                     }
                     if let Some(p) = &publisher {
                         if let Some(note) = &o.anchor_note {
