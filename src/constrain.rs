@@ -126,12 +126,12 @@ pub fn relax(path: &Path, cut: &[u32]) -> Result<usize, ConstrainError> {
     let write_err = |e: std::io::Error| ConstrainError::Write { path: path.display().to_string(), reason: e.to_string() };
     let mut bytes = std::fs::read(path).map_err(read_err)?;
     let index = prefix_segment::append_cutoff(&mut bytes, cut)?;
-    let slot = PrefixView::parse(&bytes, None)?.cutoff_offset(index);
-    // In place, vector first, then the count: a program mapping the file never sees a count
-    // that covers a vector not yet written.
+    let slot = PrefixView::parse(&bytes, None)?.cutoff_slot(index);
+    // In place, the slot (vector and checksum) first, then the count: a program mapping the
+    // file never sees a count that covers a slot not yet written.
     let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(write_err)?;
-    f.seek(SeekFrom::Start(slot as u64)).map_err(write_err)?;
-    f.write_all(&bytes[slot..slot + cut.len() * 4]).map_err(write_err)?;
+    f.seek(SeekFrom::Start(slot.start as u64)).map_err(write_err)?;
+    f.write_all(&bytes[slot]).map_err(write_err)?;
     f.sync_data().map_err(write_err)?;
     f.seek(SeekFrom::Start(prefix_segment::PUBLISHED_OFFSET as u64)).map_err(write_err)?;
     f.write_all(&bytes[prefix_segment::PUBLISHED_OFFSET..prefix_segment::PUBLISHED_OFFSET + 4]).map_err(write_err)?;
@@ -147,17 +147,25 @@ pub fn install(path: &Path) -> Result<std::path::PathBuf, ConstrainError> {
 
 /// Install a prefix given as bytes (validated first) as the program's segment.
 pub fn install_bytes(bytes: &[u8]) -> Result<std::path::PathBuf, ConstrainError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let program = PrefixView::parse(bytes, None)?.program_id();
     let target = prefix_segment::segment_path(program);
+    install_bytes_at(bytes, &target)?;
+    Ok(target)
+}
+
+/// Install a prefix given as bytes (validated first) at `target` (mode 0600; replaced
+/// atomically).
+pub fn install_bytes_at(bytes: &[u8], target: &Path) -> Result<(), ConstrainError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    PrefixView::parse(bytes, None)?;
     let tmp = target.with_extension(format!("tmp{}", std::process::id()));
     let write_err = |e: std::io::Error| ConstrainError::Write { path: target.display().to_string(), reason: e.to_string() };
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).map_err(write_err)?;
     std::io::Write::write_all(&mut f, bytes).map_err(write_err)?;
     drop(f);
-    std::fs::rename(&tmp, &target).map_err(|e| {
+    std::fs::rename(&tmp, target).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         write_err(e)
     })?;
-    Ok(target)
+    Ok(())
 }

@@ -14,6 +14,7 @@
 //! SVG plot of run time against wall time.
 
 use crate::replay::{self, ReplayError};
+use crate::service::store::InputStore;
 use crate::service::{self, RunOptions, ServiceError, Session};
 use crate::svg_plot::{self, Marker, Series};
 use irs_verifier::executor::{Options as ExecOptions, Policy};
@@ -95,7 +96,7 @@ struct Run {
 /// What one act measured.
 struct Story {
     name: &'static str,
-    id: ProgramId,
+    input: InputStore,
     irs: Vec<Run>,
     plain: Vec<Run>,
     bug_seen: Option<f64>,
@@ -112,16 +113,13 @@ extern "C" fn on_signal(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-/// Stops the act's verifier if the demo ends before the verifier did (error, interrupt, panic).
+/// Stops the act's background verifier if the demo ends before the verifier did (error,
+/// interrupt, panic).
 struct VerifierGuard(ProgramId);
 
 impl Drop for VerifierGuard {
     fn drop(&mut self) {
-        if let Some(s) = service::read_state(self.0) {
-            if s.state == "running" {
-                service::stop_verifier(&s);
-            }
-        }
+        service::stop_verifiers(self.0);
     }
 }
 
@@ -191,16 +189,26 @@ fn act(exe: &Path, plain: &Path, name: &'static str) -> Result<Story, DemoError>
     let program = exe.display().to_string();
     let id = service::program_id(&program, &[])?;
     // Start fresh: a segment or verifier left by an earlier demo would skip the story.
-    service::reset(id);
+    service::forget(id);
     let _guard = VerifierGuard(id);
-    let opts = RunOptions { repeat: 0, every: Duration::ZERO, no_wait: false, wait_limit: Duration::from_secs(60), chaos: false, divergence: "warn".into() };
+    let opts = RunOptions {
+        repeat: 0,
+        every: Duration::ZERO,
+        no_wait: false,
+        wait_limit: Duration::from_secs(60),
+        chaos: false,
+        reaction: service::Reaction::Serial,
+        env: service::input::EnvSelection::All,
+        capture_limit: service::input::DEFAULT_CAPTURE_LIMIT,
+    };
     let t0 = Instant::now();
     let session = Session::attach(&program, &[], &opts, |a| {
-        if let service::Attach::Started(pid) = a {
-            say!("  started the background verifier (pid {pid}): irs verify --publish -- {program}");
+        if let service::Attach::Queued { key, worker_started: Some(pid) } = a {
+            say!("  started the background verifier (pid {pid}) of its input {key}: irs verify --publish --input {key} -- {program}");
         }
     })?;
-    let log = published_log(id)?;
+    let input = session.input.clone().ok_or_else(|| DemoError::Unexpected("the demo's input was not kept".into()))?;
+    let log = published_log(&input)?;
     say!(
         "  the first prefix was there after {:.2} s: its first execution, {} constraints; {} relaxations published by now, {} constraints in force",
         t0.elapsed().as_secs_f64(),
@@ -209,7 +217,7 @@ fn act(exe: &Path, plain: &Path, name: &'static str) -> Result<Story, DemoError>
         log.last().map_or(0, |l| l.1)
     );
     let mut shown_prefix = log.len();
-    let mut story = Story { name, id, irs: Vec::new(), plain: Vec::new(), bug_seen: None, finished: 0.0, state: Default::default(), log: Vec::new() };
+    let mut story = Story { name, input: input.clone(), irs: Vec::new(), plain: Vec::new(), bug_seen: None, finished: 0.0, state: Default::default(), log: Vec::new() };
     let mut finished: Option<Instant> = None;
     let mut last_line = Instant::now();
     let (mut from_irs, mut from_plain) = (0, 0);
@@ -225,7 +233,10 @@ fn act(exe: &Path, plain: &Path, name: &'static str) -> Result<Story, DemoError>
             ok: r.status.success(),
             micros: work_micros(&out.stdout).unwrap_or(r.micros as f64),
             process_micros: r.micros as f64,
-            published: r.published,
+            published: match &r.coverage {
+                service::Coverage::Verified(p) => Some(p.published),
+                _ => None,
+            },
         });
         if r.status.signal() == Some(libc::SIGINT) {
             return Err(DemoError::Interrupted(program));
@@ -240,15 +251,16 @@ fn act(exe: &Path, plain: &Path, name: &'static str) -> Result<Story, DemoError>
             process_micros,
             published: None,
         });
-        let st = service::read_state(id).unwrap_or_default();
+        let st = service::state::read_state(&input.state_file()).unwrap_or_default();
         let mut news = Vec::new();
         if story.bug_seen.is_none() && !st.violations.is_empty() {
             story.bug_seen = Some(t0.elapsed().as_secs_f64());
             news.push(format!("the verifier found a bug: {}", st.violations[0]));
         }
-        if r.published.is_some_and(|p| p != shown_prefix) {
-            shown_prefix = r.published.unwrap_or(0);
-            news.push(format!("relaxed: {} constraints in force from run {} on", r.constraints.unwrap_or(0), story.irs.len()));
+        let published = story.irs.last().and_then(|r| r.published);
+        if published.is_some_and(|p| p != shown_prefix) {
+            shown_prefix = published.unwrap_or(0);
+            news.push(format!("relaxed: {} constraints in force from run {} on", r.constraints().unwrap_or(0), story.irs.len()));
         }
         if finished.is_none() && st.state != "running" {
             finished = Some(Instant::now());
@@ -268,7 +280,7 @@ fn act(exe: &Path, plain: &Path, name: &'static str) -> Result<Story, DemoError>
                 t0.elapsed().as_secs_f64(),
                 from_irs + 1,
                 story.irs.len(),
-                service::published_constraints(id).map_or("?".into(), |c| c.to_string()),
+                service::in_force(&input).map(|p| p.constraints).map_or("?".into(), |c| c.to_string()),
                 st.traces,
                 st.published.saturating_sub(1),
                 st.violations.len(),
@@ -290,21 +302,21 @@ fn act(exe: &Path, plain: &Path, name: &'static str) -> Result<Story, DemoError>
             return Err(DemoError::TooSlow(program, ACT_LIMIT.as_secs()));
         }
     }
-    story.log = published_log(id)?;
+    story.log = published_log(&input)?;
     Ok(story)
 }
 
 /// Every cutoff published to the program's segment, with its constraints.
-fn published_log(id: ProgramId) -> Result<Vec<(Vec<u32>, usize)>, DemoError> {
-    let seg = shared_proto::prefix_segment::segment_path(id);
+fn published_log(input: &InputStore) -> Result<Vec<(Vec<u32>, usize)>, DemoError> {
+    let seg = input.segment();
     let bytes = std::fs::read(&seg).map_err(io(&seg))?;
-    let view = shared_proto::prefix_segment::PrefixView::parse(&bytes, Some(id)).map_err(|e| DemoError::Unexpected(format!("{}: {e}", seg.display())))?;
+    let view = shared_proto::prefix_segment::PrefixView::parse(&bytes, Some(input.program)).map_err(|e| DemoError::Unexpected(format!("{}: {e}", seg.display())))?;
     Ok((0..view.published()).map(|i| (view.cutoff(i), view.constraints_within(&view.cutoff(i)))).collect())
 }
 
 /// The bug the verifier found: its schedule, copied next to the program, replayed.
-fn show_bug(dir: &Path, exe: &Path, id: ProgramId) -> Result<PathBuf, DemoError> {
-    let bugs = service::bugs_dir(id);
+fn show_bug(dir: &Path, exe: &Path, input: &InputStore) -> Result<PathBuf, DemoError> {
+    let bugs = input.bugs_dir();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&bugs)
         .map_err(io(&bugs))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -326,10 +338,10 @@ fn show_bug(dir: &Path, exe: &Path, id: ProgramId) -> Result<PathBuf, DemoError>
 }
 
 /// The prefix in force at the end, as edges, and what the barrier holds back.
-fn show_prefix(id: ProgramId) -> Result<(), DemoError> {
-    let seg = shared_proto::prefix_segment::segment_path(id);
+fn show_prefix(input: &InputStore) -> Result<(), DemoError> {
+    let seg = input.segment();
     let text = crate::constrain::show(&seg).map_err(|e| DemoError::Unexpected(e.to_string()))?;
-    let in_force = service::in_force(id).ok_or_else(|| DemoError::Unexpected(format!("{} vanished", seg.display())))?;
+    let in_force = service::in_force(input).ok_or_else(|| DemoError::Unexpected(format!("{} vanished", seg.display())))?;
     let cut: Vec<String> = in_force.cut.iter().map(|c| c.to_string()).collect();
     say!("  prefix in force ({}): cutoff {} = events per thread T0..T{}", seg.display(), cut.join(","), in_force.cut.len() - 1);
     for l in text.lines().filter(|l| !l.starts_with('#')) {
@@ -417,7 +429,7 @@ fn run_acts(dir: &Path) -> Result<(), DemoError> {
         step(n, &format!("run {} under IRS while it is verified, and the plain build next to it", a.name));
         say!("  (a line per 0.5 s: constraints in force, verification progress, median run times of the program's threads; `failed` counts runs that did not exit 0)");
         let story = act(&exe, &plain, a.name)?;
-        let id = story.id;
+        let input = story.input.clone();
         n += 1;
         step(n, &format!("what happened to {}", a.name));
         let irs_failed = story.irs.iter().filter(|r| !r.ok).count();
@@ -434,10 +446,10 @@ fn run_acts(dir: &Path) -> Result<(), DemoError> {
             say!("  found: {v}");
         }
         if !story.state.violations.is_empty() {
-            show_bug(dir, &exe, id)?;
+            show_bug(dir, &exe, &input)?;
             say!("  The verifier publishes nothing after a bug: the prefix in force excludes it for good, so {} keeps running safely with it (IRS's \"use programs with bugs\").", a.name);
         }
-        show_prefix(id)?;
+        show_prefix(&input)?;
         say!("  runs under IRS: {} of {} exited 0 (every exit status checked)", story.irs.len() - irs_failed, story.irs.len());
         say!("  plain build, same loop: {} of {} runs failed{}", plain_failed, story.plain.len(), if plain_failed > 0 { " (the assertion: the bug, in production without IRS)" } else { "" });
         if irs_failed > 0 {

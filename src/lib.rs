@@ -6,7 +6,7 @@ pub mod constrain;
 pub mod demo;
 pub mod explore;
 pub mod launch;
-pub mod publish;
+
 pub mod record;
 pub mod replay;
 pub mod service;

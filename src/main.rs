@@ -139,9 +139,10 @@ enum Command {
         /// Print one JSON object with the results as the last line of stdout.
         #[arg(long)]
         json: bool,
-        /// Where to write schedule files of bugs.
-        #[arg(long, default_value = ".")]
-        out_dir: PathBuf,
+        /// Where to write schedule files of bugs (default: the current directory; with
+        /// --input, the input's directory).
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
         /// Write the schedule of every explored complete execution to this file, one per line.
         #[arg(long)]
         schedules_out: Option<PathBuf>,
@@ -172,8 +173,14 @@ enum Command {
         #[arg(long)]
         status_file: Option<PathBuf>,
         /// File every execution reads on stdin (default: nothing).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "input")]
         stdin: Option<PathBuf>,
+        /// Verify an input `irs run` captured (its key, as `irs status` lists it): its
+        /// arguments, environment and standard input. With --publish, the prefixes go to that
+        /// input's segment and the state, log and bugs to its directory, where `irs run` and
+        /// `irs status` find them. Give the program alone after `--`.
+        #[arg(long, value_name = "KEY")]
+        input: Option<String>,
         /// Fork a process per execution instead of running executions in one persistent
         /// worker that restores its memory after each (slower; for comparison).
         #[arg(long)]
@@ -185,6 +192,20 @@ enum Command {
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
+    },
+    /// The background worker of a program: verifies the inputs `irs run` queued, one after
+    /// another (started by `irs run`; not for people).
+    #[command(hide = true)]
+    Worker {
+        /// The program, after `--`.
+        #[arg(required = true, last = true)]
+        command: Vec<String>,
+    },
+    /// Forget a program's verifications: stop its background verifier, remove every input's
+    /// prefix, state, log and bug schedules, and the queue.
+    Forget {
+        /// The program (built by `irs cc`).
+        program: String,
     },
     /// Build an admissible prefix from a trace of a complete run (`irs record` or
     /// `irs replay --trace-out`): the requirement table and a first cutoff vector.
@@ -219,8 +240,8 @@ enum Command {
         /// Under IRS: seconds between runs.
         #[arg(long, default_value_t = 0.0)]
         every: f64,
-        /// Under IRS: before the first prefix exists, run unconstrained (unverified) instead of
-        /// waiting for it.
+        /// Under IRS: when no verification covers the run's input yet, do not wait for its
+        /// first prefix: react at once (--divergence).
         #[arg(long)]
         no_wait: bool,
         /// Under IRS: how long to wait for the first prefix, in seconds.
@@ -229,19 +250,35 @@ enum Command {
         /// Inject random short delays and yields at callbacks (to shake schedules in tests).
         #[arg(long)]
         chaos: bool,
-        /// What to do when a run leaves the verified trace: warn (report once, release every
-        /// constraint) or stop.
-        #[arg(long, default_value = "warn", value_parser = ["warn", "stop"])]
+        /// What a run does where no verification covers it (it leaves the verified trace, or
+        /// its input is not verified and --no-wait, or cannot be captured): serial (the rest
+        /// runs one thread at a time by the verifier's default policy: deterministic and
+        /// replayable, not verified), stop (abort; or do not start), free (the rest runs
+        /// unconstrained and is reported unverified).
+        #[arg(long, default_value = "serial", value_parser = ["serial", "stop", "free"])]
         divergence: String,
+        /// Under IRS: which environment variables are part of the input: all (every one but
+        /// irs's own IRS_*) or a comma-separated list of names.
+        #[arg(long, default_value = "all")]
+        env: String,
+        /// Under IRS: standard input longer than this many bytes is not captured (the run is
+        /// then not covered by any verification).
+        #[arg(long, default_value_t = irs::service::input::DEFAULT_CAPTURE_LIMIT)]
+        capture_limit: u64,
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
     },
-    /// How the background verification of a program stands (started by `irs run`).
+    /// How the verification of a program stands (started by `irs run`): every input seen so
+    /// far with its verdict and the constraints in force, the queue, and which input is this
+    /// command's (its arguments, environment and standard input, taken as `irs run` takes them).
     Status {
-        /// Print the verifier's state as JSON.
+        /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Which environment variables are part of the input (as for `irs run`).
+        #[arg(long, default_value = "all")]
+        env: String,
         /// The program (built by `irs cc`) and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
@@ -485,8 +522,17 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, svcomp, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, svcomp, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
+            let stored = match &input {
+                Some(_) if !args.is_empty() => return fail("verify: --input replays the input's own arguments: give the program alone after --"),
+                Some(key) => match irs::service::stored_input(program, key) {
+                    Ok(s) => Some(s),
+                    Err(e) => return fail(format_args!("verify: --input {key}: {e}")),
+                },
+                None => None,
+            };
+            let args: &[String] = stored.as_ref().map_or(args, |s| &s.input.args);
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("verify: --timeout must be a positive number of seconds");
             }
@@ -498,7 +544,7 @@ fn main() -> ExitCode {
                     Ok(b) => b,
                     Err(e) => return fail(format_args!("verify: cannot read {}: {e}", p.display())),
                 },
-                None => Vec::new(),
+                None => stored.as_ref().map(|s| s.stdin.clone()).unwrap_or_default(),
             };
             let k = k.map(|k| k as usize);
             let opts = irs_verifier::qpor::Options {
@@ -516,14 +562,31 @@ fn main() -> ExitCode {
                 race_free_words: !no_race_free_words,
                 first_bug,
             };
-            let mut publisher = publish.then(irs::publish::Publisher::new);
+            let mut publisher = match &stored {
+                Some(s) if publish => Some(irs::service::publish::Publisher::to(s.store.segment())),
+                _ => publish.then(irs::service::publish::Publisher::new),
+            };
+            // A stored input's verification keeps its state and bugs in the input's directory.
+            let status_file = status_file.or_else(|| stored.as_ref().filter(|_| publish).map(|s| s.store.state_file()));
+            let out_dir = match (&stored, out_dir) {
+                (Some(s), None) => s.store.bugs_dir(),
+                (_, d) => d.unwrap_or_else(|| PathBuf::from(".")),
+            };
+            if let Err(e) = std::fs::create_dir_all(&out_dir) {
+                return fail(format_args!("verify: cannot create {}: {e}", out_dir.display()));
+            }
             // The bugs' `irs replay` commands must explore the same values, with the same conventions.
             let nondet_values = nondet_values.map(|v| v.0);
             let mut replay_args = nondet_values.as_ref().map(|v| format!("--nondet-values {} ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))).unwrap_or_default();
             if svcomp {
                 replay_args.push_str("--svcomp ");
             }
-            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, ..Default::default() };
+            if let Some(s) = stored.as_ref().filter(|s| !s.stdin.is_empty()) {
+                replay_args.push_str(&format!("--stdin {} ", s.store.stdin_file().display()));
+            }
+            let shown: Vec<String> = std::iter::once(program.clone()).chain(args.iter().cloned()).collect();
+            let env = stored.as_ref().map(|s| s.input.env.clone());
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, env, ..Default::default() };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), status_file.as_deref(), |s| {
                 if tty {
@@ -581,7 +644,7 @@ fn main() -> ExitCode {
                     }
                     for (b, f) in o.report.bugs.iter().chain(&o.report.nonterminating).zip(&o.schedule_files) {
                         println!("found: {} ({} executions)", b.outcome, b.count);
-                        println!("  reproduce: irs replay {replay_args}--schedule {} -- {}", f.display(), command.join(" "));
+                        println!("  reproduce: irs replay {replay_args}--schedule {} -- {}", f.display(), shown.join(" "));
                     }
                     if let Some(p) = &publisher {
                         if let Some(note) = &o.anchor_note {
@@ -638,18 +701,24 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("constrain: {e}")),
             }
         }
-        Command::Run { prefix, installed, repeat, every, no_wait, wait_limit, chaos, divergence, command } if prefix.is_none() && !installed => {
+        Command::Run { prefix, installed, repeat, every, no_wait, wait_limit, chaos, divergence, env, capture_limit, command } if prefix.is_none() && !installed => {
             let (program, args) = command.split_first().expect("clap requires a program");
             if !(every >= 0.0 && every.is_finite() && wait_limit > 0.0 && wait_limit.is_finite()) {
                 return fail("run: --every and --wait-limit must be non-negative numbers of seconds");
             }
+            let env = match irs::service::input::EnvSelection::parse(&env) {
+                Ok(e) => e,
+                Err(e) => return fail(format_args!("run: {e}")),
+            };
             let opts = irs::service::RunOptions {
                 repeat,
                 every: std::time::Duration::from_secs_f64(every),
                 no_wait,
                 wait_limit: std::time::Duration::from_secs_f64(wait_limit),
                 chaos,
-                divergence,
+                reaction: irs::service::Reaction::parse(&divergence).expect("clap checks the values"),
+                env,
+                capture_limit,
             };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let mut last = 0;
@@ -658,11 +727,16 @@ fn main() -> ExitCode {
                 args,
                 &opts,
                 |a| match a {
-                    irs::service::Attach::Started(_) => eprintln!("irs: started the background verifier of {program}"),
-                    irs::service::Attach::Attached(irs::service::Status::Finished(s)) => {
-                        eprintln!("irs: verification of {program} has finished ({})", s.verdict.as_deref().unwrap_or("?"))
+                    irs::service::Attach::Verified { key, status: irs::service::Status::Finished(s) } => {
+                        eprintln!("irs: input {key} of {program}: verification finished ({})", s.verdict.as_deref().unwrap_or("?"))
                     }
-                    irs::service::Attach::Attached(_) => eprintln!("irs: attached to the running verifier of {program}"),
+                    irs::service::Attach::Verified { key, status } => eprintln!("irs: input {key} of {program}: verifier {}", status.word()),
+                    irs::service::Attach::Queued { key, worker_started } => eprintln!(
+                        "irs: input {key} of {program} is not verified yet: queued for verification{}{}",
+                        if worker_started.is_some() { " (background verifier started)" } else { "" },
+                        if opts.no_wait { "" } else { "; waiting for its first prefix" }
+                    ),
+                    irs::service::Attach::Uncoverable(why) => eprintln!("irs: no verification can cover this run: {why}"),
                 },
                 |r| {
                     last = irs::launch::exit_code(r.status);
@@ -672,9 +746,10 @@ fn main() -> ExitCode {
                         r.index + 1,
                         irs::launch::describe(r.status),
                         r.micros as f64 / 1000.0,
-                        match r.constraints {
-                            Some(c) => format!("{c} constraints in force"),
-                            None => "UNVERIFIED (no prefix yet)".into(),
+                        match &r.coverage {
+                            irs::service::Coverage::Verified(p) => format!("{} constraints in force", p.constraints),
+                            irs::service::Coverage::Serialised(_) => "SERIALISED (not verified)".into(),
+                            irs::service::Coverage::Unverified(_) => "UNVERIFIED".into(),
                         },
                         st.traces,
                         st.published.saturating_sub(1),
@@ -685,6 +760,12 @@ fn main() -> ExitCode {
                     } else {
                         eprintln!("{line}");
                     }
+                    if let Some(left) = &r.left {
+                        if tty {
+                            eprintln!();
+                        }
+                        eprintln!("irs: run {}: {left}", r.index + 1);
+                    }
                 },
             );
             if tty {
@@ -692,56 +773,59 @@ fn main() -> ExitCode {
             }
             match result {
                 Ok(runs) => {
-                    if runs.iter().any(|r| r.constraints.is_none()) {
-                        eprintln!("irs: warning: some runs were unverified (they started before the first prefix existed)");
+                    let not_verified = runs.iter().filter(|r| r.constraints().is_none() || r.left.is_some()).count();
+                    if not_verified > 0 {
+                        let why = runs.iter().find_map(|r| match &r.coverage {
+                            irs::service::Coverage::Serialised(w) | irs::service::Coverage::Unverified(w) => Some(w.clone()),
+                            irs::service::Coverage::Verified(_) => None,
+                        });
+                        eprintln!("irs: warning: {not_verified} of {} runs were not verified{}", runs.len(), why.map(|w| format!(" ({w})")).unwrap_or_default());
                     }
                     exit_code(last)
                 }
                 Err(e) => fail(format_args!("run: {e}")),
             }
         }
-        Command::Status { json, command } => {
-            let (program, args) = command.split_first().expect("clap requires a program");
-            let id = match irs::service::program_id(program, args) {
+        Command::Worker { command } => {
+            let exe = PathBuf::from(&command[0]);
+            let id = match irs::service::program_id(&command[0], &[]) {
                 Ok(id) => id,
+                Err(e) => return fail(format_args!("worker: {e}")),
+            };
+            let program = irs::service::store::ProgramStore::of(id);
+            match irs::service::worker::work(&exe, &program, |m| eprintln!("irs worker: {m}")) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(format_args!("worker: {e}")),
+            }
+        }
+        Command::Forget { program } => match irs::service::program_id(&program, &[]) {
+            Ok(id) => {
+                let n = irs::service::forget(id);
+                println!("forgot {n} input(s) of {program} (program {id})");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(format_args!("forget: {e}")),
+        },
+        Command::Status { json, env, command } => {
+            let (program, args) = command.split_first().expect("clap requires a program");
+            let env = match irs::service::input::EnvSelection::parse(&env) {
+                Ok(e) => e,
                 Err(e) => return fail(format_args!("status: {e}")),
             };
-            let constraints = irs::service::published_constraints(id);
-            let (word, st) = match irs::service::status(id) {
-                irs::service::Status::None => return fail(format_args!("status: no verifier has run for {program} (program {id})")),
-                irs::service::Status::Running(s) => ("running", s),
-                irs::service::Status::Finished(s) => ("finished", s),
-                irs::service::Status::Stale(s) => ("STALE", s),
-            };
-            if json {
-                println!("{}", serde_json::json!({ "status": word, "state": st, "constraints_in_force": constraints, "program_id": id.to_string() }));
-                return ExitCode::SUCCESS;
+            match irs::service::status_report(program, args, env) {
+                Ok(r) if json => {
+                    println!("{}", r.json());
+                    ExitCode::SUCCESS
+                }
+                Ok(r) if r.inputs.is_empty() => fail(format_args!("status: no verifier has run for {program} (program {})", r.id)),
+                Ok(r) => {
+                    print!("{}", r.text(program));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(format_args!("status: {e}")),
             }
-            println!("program {program} (id {id}): verifier {word} (pid {})", st.pid);
-            if word == "STALE" {
-                println!(
-                    "  the verifier died (last heard of {} s ago); the last published prefix stays in force; `irs run` starts a new one",
-                    irs::service::now_unix().saturating_sub(st.updated)
-                );
-            }
-            println!("  executions {}  traces {}  SSB {}  in {:.1} s", st.executions, st.traces, st.ssb, st.seconds);
-            println!(
-                "  prefixes published {}; constraints in force: {}",
-                st.published,
-                constraints.map_or("none (no prefix)".to_string(), |c| c.to_string())
-            );
-            if let Some(v) = &st.verdict {
-                println!("  verdict: {v}");
-            }
-            for v in &st.violations {
-                println!("  found: {v}");
-            }
-            if let Some(e) = &st.error {
-                println!("  error: {e}");
-            }
-            ExitCode::SUCCESS
         }
-        Command::Run { prefix, installed: _, repeat: _, every: _, no_wait: _, wait_limit: _, chaos, divergence, command } => {
+        Command::Run { prefix, installed: _, repeat: _, every: _, no_wait: _, wait_limit: _, chaos, divergence, env: _, capture_limit: _, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let prefix_abs = match prefix {
                 Some(p) => {

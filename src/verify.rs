@@ -3,8 +3,8 @@
 
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::Options as ExecOptions;
-use crate::publish::Publisher;
-use crate::service::VerifierState;
+use crate::service::publish::Publisher;
+use crate::service::state::{now_unix, write_state, VerifierState};
 use irs_verifier::qpor::{self, Report, Stats, Verifier};
 use irs_verifier::schedule;
 use shared_proto::{Outcome, ThreadId};
@@ -151,8 +151,8 @@ impl<P: FnMut(&Stats)> CliHooks<'_, P> {
                 st.error = p.error.clone();
             }
         }
-        st.updated = crate::service::now_unix();
-        let _ = crate::service::write_state(path, st);
+        st.updated = now_unix();
+        let _ = write_state(path, st);
     }
 }
 
@@ -219,10 +219,10 @@ pub fn verify(
             program: program.to_string(),
             args: args.to_vec(),
             state: "running".into(),
-            updated: crate::service::now_unix(),
+            updated: now_unix(),
             ..Default::default()
         };
-        let _ = crate::service::write_state(p, &st);
+        let _ = write_state(p, &st);
         (p.to_path_buf(), st)
     });
     let result = verify_inner(program, args, opts, exec, out_dir, schedules_out, publisher.as_deref_mut(), &mut state, progress);
@@ -236,6 +236,7 @@ pub fn verify(
                 st.ssb = o.report.stats.ssb;
                 st.seconds = o.report.stats.elapsed.as_secs_f64();
                 st.violations = o.report.bugs.iter().map(|b| b.outcome.to_string()).collect();
+                st.covers = Some(o.covers());
             }
             Err(e) => {
                 st.state = "failed".into();
@@ -246,8 +247,8 @@ pub fn verify(
             st.published = p.log.len();
             st.constraints = p.log.last().map(|l| l.constraints);
         }
-        st.updated = crate::service::now_unix();
-        let _ = crate::service::write_state(path, st);
+        st.updated = now_unix();
+        let _ = write_state(path, st);
     }
     result
 }

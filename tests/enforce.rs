@@ -91,6 +91,29 @@ fn a_smaller_prefix_is_adopted_mid_run() {
     let o = irs_in(&d, &["prefix", "relax", "late.prefix", "--cut", "1,0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stderr.contains("a prefix only shrinks"), "{}", o.stderr);
+    // A published count raised mid-run over a slot irs never wrote: its checksum does not
+    // verify, the runtime reports it once and keeps the prefix in force (the reader waits).
+    assert!(irs_in(&d, &["constrain", "--trace", "late.trace", "--out", "raised.prefix"]).status.success());
+    let child = Command::new(irs())
+        .args(["run", "--prefix", "raised.prefix", "--", "./late"])
+        .current_dir(&d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(d.join("raised.prefix")).unwrap();
+        f.seek(SeekFrom::Start(shared_proto::prefix_segment::PUBLISHED_OFFSET as u64)).unwrap();
+        f.write_all(&2u32.to_le_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let (text, err) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    assert!(out.status.success(), "{text}{err}");
+    let reader_ms: f64 = text.split("after ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap();
+    assert!(reader_ms >= 1400.0 && text.contains("g=1"), "the full prefix stays in force: {text}");
+    assert_eq!(err.lines().filter(|l| l.contains("ignoring published cutoff 1") && l.contains("checksum")).count(), 1, "{err}");
 }
 
 #[test]
@@ -110,12 +133,16 @@ fn divergent_runs_and_bad_prefixes_are_reported() {
     // Same input: no report.
     let same = irs_in(&d, &["run", "--prefix", "div.prefix", "--", "./div", "3"]);
     assert!(same.status.success() && same.stderr.is_empty(), "{}", same.stderr);
-    // Another input leaves the trace: reported once, constraints released, the run completes.
+    // Another input leaves the trace: reported once, the rest serialised (the default), the run
+    // completes.
     let other = irs_in(&d, &["run", "--prefix", "div.prefix", "--", "./div", "1"]);
     assert!(other.status.success(), "{}", other.stderr);
     assert_eq!(other.stderr.lines().filter(|l| l.contains("left the verified trace")).count(), 1, "{}", other.stderr);
     assert!(other.stderr.contains("left the verified trace at T1#"), "{}", other.stderr);
-    assert!(other.stderr.contains("releasing every constraint"), "{}", other.stderr);
+    assert!(other.stderr.contains("the rest of this run is serialised"), "{}", other.stderr);
+    // Reaction free (asked for): constraints released, said unverified.
+    let free = irs_in(&d, &["run", "--prefix", "div.prefix", "--divergence", "free", "--", "./div", "1"]);
+    assert!(free.status.success() && free.stderr.contains("releasing every constraint") && free.stderr.contains("not verified"), "{}", free.stderr);
     // Policy stop aborts.
     let stop = irs_in(&d, &["run", "--prefix", "div.prefix", "--divergence", "stop", "--", "./div", "1"]);
     assert_eq!(stop.status.code(), Some(128 + 6), "{}", stop.stderr);
@@ -125,10 +152,17 @@ fn divergent_runs_and_bad_prefixes_are_reported() {
     let mut v = b.clone();
     v[8] = 7;
     std::fs::write(d.join("v7.prefix"), &v).unwrap();
+    // One bit of a row's site (the first row, after the 64-byte header and the 16-byte thread
+    // records): structurally fine, caught by the table checksum.
+    let mut flipped = b.clone();
+    let rows_at = 64 + 16 * u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    flipped[rows_at] ^= 0x10;
+    std::fs::write(d.join("flipped.prefix"), &flipped).unwrap();
     for (args, needle) in [
         (vec!["run", "--prefix", "div.prefix", "--", "./other"], "belongs to another program"),
         (vec!["run", "--prefix", "short.prefix", "--", "./div", "3"], "corrupt or truncated prefix"),
         (vec!["run", "--prefix", "v7.prefix", "--", "./div", "3"], "format version 7"),
+        (vec!["run", "--prefix", "flipped.prefix", "--", "./div", "3"], "table checksum mismatch"),
         (vec!["run", "--prefix", "missing.prefix", "--", "./div", "3"], "cannot open the prefix"),
     ] {
         let o = irs_in(&d, &args);

@@ -82,14 +82,13 @@ fn demo_finds_the_bug_keeps_every_run_safe_and_plots() {
     assert!(svg.contains("bank: bug found") && svg.contains("bank_fixed: verified"));
     assert_eq!(svg.matches('<').count(), svg.matches('>').count());
     assert!(!svg.replace("&amp;", "").replace("&lt;", "").replace("&gt;", "").contains('&'));
-    // Nothing of the demo's is left running or installed.
-    for id in field(out, "prefix in force (/dev/shm/irs-", "/dev/shm/irs-") {
-        let id = id.split(')').next().unwrap();
-        let state = std::fs::read_to_string(format!("/dev/shm/irs-{id}.verifier")).unwrap();
-        assert!(!state.contains("\"state\":\"running\""), "{state}");
-        let _ = std::fs::remove_file(format!("/dev/shm/irs-{id}"));
-        let _ = std::fs::remove_file(format!("/dev/shm/irs-{id}.verifier"));
-        let _ = std::fs::remove_file(std::env::temp_dir().join(format!("irs-{id}.verifier.log")));
-        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("irs-{id}.bugs")));
+    // Nothing of the demo's is left running.
+    for name in ["bank", "bank_fixed"] {
+        let prog = dir.join(name);
+        let st = run(Command::new(irs()).args(["status", "--json"]).arg(&prog), None, T).unwrap();
+        let st: serde_json::Value = serde_json::from_str(st.stdout.trim()).unwrap();
+        assert_eq!(st["worker_running"], false, "{st}");
+        assert!(st["inputs"].as_array().unwrap().iter().all(|i| i["status"] != "running"), "{st}");
+        let _ = run(Command::new(irs()).arg("forget").arg(&prog), None, T);
     }
 }

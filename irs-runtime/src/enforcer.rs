@@ -27,22 +27,28 @@ use shared_proto::{SiteId, ThreadId};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// What to do when a run leaves the verified trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Divergence {
-    /// Report once and release every constraint for the rest of the run.
-    Warn,
+    /// Report once and run the rest one thread at a time (see [`crate::serial`]).
+    Serial,
     /// Report and abort the program.
     Stop,
+    /// Report once and release every constraint for the rest of the run (unverified).
+    Free,
 }
 
 struct Counter {
     done: AtomicU32,
     parked: AtomicU32,
+    /// The thread has started (it exists).
+    started: AtomicBool,
+    /// Its `pthread_t`, once its creator knows it.
+    handle: AtomicU64,
 }
 
 struct Enforcer {
@@ -61,6 +67,8 @@ struct Enforcer {
     identities: HashMap<(u32, u32), u32>,
     watchdog: Duration,
     sites: HashMap<SiteId, String>,
+    /// Where to say that the run left the verified trace (`IRS_REPORT`, set by `irs run`).
+    report: Option<std::path::PathBuf>,
 }
 
 static ENFORCER: OnceLock<Enforcer> = OnceLock::new();
@@ -132,8 +140,11 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
     // SAFETY: the offset is inside the validated header and 4-aligned in a page-aligned mapping.
     let published = unsafe { AtomicU32::from_ptr(bytes.as_ptr().add(PUBLISHED_OFFSET) as *mut u32) };
     let n = view.threads();
-    let counters = (0..n).map(|_| CachePadded::new(Counter { done: AtomicU32::new(0), parked: AtomicU32::new(0) })).collect();
-    let cuts = (0..view.published()).map(|i| view.cutoff(i)).collect();
+    let counters = (0..n)
+        .map(|_| CachePadded::new(Counter { done: AtomicU32::new(0), parked: AtomicU32::new(0), started: AtomicBool::new(false), handle: AtomicU64::new(0) }))
+        .collect();
+    // The first cutoff, which `parse` checked; `with_cut` adopts (and checks) the others.
+    let cuts = vec![view.cutoff(0)];
     let mut identities = HashMap::new();
     for t in 1..n as u32 {
         let info = view.thread_info(ThreadId(t));
@@ -154,6 +165,7 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
         identities,
         watchdog,
         sites,
+        report: std::env::var_os("IRS_REPORT").map(std::path::PathBuf::from),
     };
     ENFORCER.set(e).map_err(|_| "ENFORCE started twice".to_string())?;
     let e = enforcer();
@@ -168,6 +180,7 @@ pub fn start_main() {
 
 /// In a creator, before creating a thread: the new thread's logical id, if it is in the trace.
 pub fn child_identity() -> Option<u32> {
+    ENFORCER.get()?;
     ME.with(|me| {
         let parent = me.tid.get()?;
         let nth = me.children.get();
@@ -176,9 +189,37 @@ pub fn child_identity() -> Option<u32> {
     })
 }
 
+/// The creator learnt the `pthread_t` of its child `tid` (for joins in a run serialised later).
+pub fn bind_handle(tid: Option<u32>, handle: u64) {
+    if let (Some(e), Some(t)) = (ENFORCER.get(), tid) {
+        // Relaxed: read under the serialisation's lock after a divergence, long after.
+        e.counters[t as usize].handle.store(handle, Ordering::Relaxed);
+    }
+}
+
 /// In a new thread, before its start routine.
 pub fn start_thread(tid: Option<u32>) {
-    let e = enforcer();
+    let Some(e) = ENFORCER.get() else {
+        // Serialised from the start: no prefix, every thread calls back.
+        thread_flag::set_active(crate::serial::mine() || crate::recorder::active());
+        return;
+    };
+    if let Some(t) = tid {
+        // Release: a serialisation that sees the thread started sees it counted.
+        e.counters[t as usize].started.store(true, Ordering::Release);
+    }
+    if crate::serial::on() {
+        // Serialised since a divergence: the new thread takes part.
+        ME.with(|me| {
+            me.tid.set(tid);
+            me.k.set(0);
+            me.open.set(0);
+            me.children.set(0);
+            me.free.set(false);
+        });
+        thread_flag::set_active(true);
+        return;
+    }
     // Acquire: pairs with the release stores of `released` and `all_free`.
     let released = e.released.load(Ordering::Acquire) || e.all_free.load(Ordering::Acquire);
     let free = ME.with(|me| {
@@ -221,20 +262,38 @@ fn my_cut(e: &Enforcer, me: &Me, t: u32) -> u32 {
 /// Validate and adopt the cutoffs published up to `p`, and call `f` on the one in force. No
 /// allocation on a program thread once the cutoffs are adopted: the first allocation or free of
 /// a thread makes glibc set up an arena for it, tens of µs that the plain build never pays.
+/// A published cutoff that does not verify (its slot checksum: not written by irs, or a count
+/// raised over an unwritten slot; or it is out of range or larger than the one before) is
+/// reported once and ends adoption for the run: the prefix in force stays, which is safe,
+/// prefixes only shrink.
 fn with_cut<R>(e: &Enforcer, p: u32, f: impl FnOnce(&[u32]) -> R) -> R {
+    // Set (under the lock) when a published cutoff was refused: adoption stops for good. A
+    // writer never rewrites a published slot, so a retry would only refuse it again, hashing
+    // and allocating on a program thread at every call. It also makes the report once only,
+    // without taking `reported` from a later divergence's report.
+    static REFUSED: AtomicBool = AtomicBool::new(false);
     let mut cuts = e.cuts.lock();
-    let p = (p as usize).min(e.view.capacity());
+    let p = if REFUSED.load(Ordering::Relaxed) { 0 } else { (p as usize).min(e.view.capacity()) };
     while cuts.len() < p {
-        let next = e.view.cutoff(cuts.len());
-        let prev = cuts.last().expect("a prefix has a first cutoff");
-        let rows_ok = next.iter().enumerate().all(|(t, c)| *c <= e.view.thread_rows(ThreadId(t as u32)));
-        if !rows_ok || next.iter().zip(prev).any(|(a, b)| a > b) {
-            if !e.reported.swap(true, Ordering::Relaxed) {
-                eprintln!("irs-runtime: ignoring published cutoff {}: it is larger than the one before or out of range", cuts.len());
+        let i = cuts.len();
+        let refused = match e.view.cutoff_checked(i) {
+            Err(err) => Some(err.to_string()),
+            Ok(next) => {
+                let prev = cuts.last().expect("a prefix has a first cutoff");
+                let rows_ok = next.iter().enumerate().all(|(t, c)| *c <= e.view.thread_rows(ThreadId(t as u32)));
+                if !rows_ok || next.iter().zip(prev).any(|(a, b)| a > b) {
+                    Some("it is larger than the one before or out of range".to_string())
+                } else {
+                    cuts.push(next);
+                    None
+                }
             }
+        };
+        if let Some(why) = refused {
+            REFUSED.store(true, Ordering::Relaxed);
+            eprintln!("irs-runtime: ignoring published cutoff {i} and any after it: {why}; the prefix in force stays");
             break;
         }
-        cuts.push(next);
     }
     let current = cuts.last().expect("a prefix has a first cutoff");
     if current.iter().all(|c| *c == 0) {
@@ -259,7 +318,7 @@ fn wait_for(e: &Enforcer, me: &Me, u: u32, count: u32, waiter: (u32, u32)) -> bo
         if v >= count {
             return true;
         }
-        if e.released.load(Ordering::Acquire) || e.published.load(Ordering::Acquire) != me.epoch.get() {
+        if e.released.load(Ordering::Acquire) || crate::serial::on() || e.published.load(Ordering::Acquire) != me.epoch.get() {
             return false;
         }
         // Spin, then yield, for a while before parking: the events waited for are usually
@@ -300,28 +359,62 @@ fn become_free(me: &Me) {
     }
 }
 
-fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<SiteId>) {
+/// The run left the verified trace at `(t, k)`: report it (once), then react by the policy.
+/// Returns whether the calling thread is serialised from here on.
+fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<SiteId>) -> bool {
     let name = |s: Option<SiteId>| s.and_then(|s| e.sites.get(&s).cloned()).unwrap_or_else(|| "the thread's end".into());
     if !e.reported.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "irs-runtime: this run left the verified trace at T{t}#{k}: it does {}, the trace did {}; {}",
+        let line = format!(
+            "left the verified trace at T{t}#{k}: it does {}, the trace did {}; {}",
             name(got),
             name(expected),
-            if e.policy == Divergence::Stop { "stopping (policy stop)" } else { "releasing every constraint for the rest of this run" }
+            match e.policy {
+                Divergence::Stop => "stopping (reaction stop)",
+                Divergence::Serial => "the rest of this run is serialised (one thread at a time; not verified)",
+                Divergence::Free => "releasing every constraint for the rest of this run (reaction free: not verified)",
+            }
         );
+        eprintln!("irs-runtime: this run {line}");
+        if let Some(p) = &e.report {
+            let _ = std::fs::write(p, format!("{line}\n"));
+        }
     }
-    if e.policy == Divergence::Stop {
-        std::process::abort();
+    match e.policy {
+        Divergence::Stop => std::process::abort(),
+        Divergence::Serial => {
+            // No thread has passed its barrier (this one has not completed its part of the
+            // cutoff), so every thread of the run still calls back: all take part.
+            // Acquire: pairs with the release in `start_thread`.
+            let threads = e.counters.iter().map(|c| match (c.started.load(Ordering::Acquire), c.done.load(Ordering::Acquire)) {
+                (false, _) => None,
+                (true, u32::MAX) => Some(false),
+                (true, _) => Some(true),
+            });
+            let exited = e.counters.iter().filter(|c| c.done.load(Ordering::Acquire) == u32::MAX).map(|c| c.handle.load(Ordering::Relaxed)).filter(|&h| h != 0).collect();
+            crate::serial::begin(threads.collect(), exited, Some(t));
+        }
+        Divergence::Free => e.released.store(true, Ordering::Release),
     }
-    e.released.store(true, Ordering::Release);
     for c in e.counters.iter() {
         futex::wake_all(&c.done);
     }
+    e.policy == Divergence::Serial
+}
+
+/// Serialised (see [`crate::serial`]): the calling thread's next event waits for its turn.
+fn serial_step(me: &Me) {
+    if !me.free.get() {
+        crate::serial::adopt(me.tid.get());
+    }
+    crate::serial::acquire(crate::serial::Op::Step);
 }
 
 /// Before the calling thread's next event (`site`: its instruction; `None` for its exit).
 pub fn before(site: Option<SiteId>) {
     ME.with(|me| {
+        if crate::serial::on() {
+            return serial_step(me);
+        }
         let Some(t) = me.tid.get() else { return };
         if me.free.get() {
             return;
@@ -330,6 +423,9 @@ pub fn before(site: Option<SiteId>) {
         let k = me.k.get() + me.open.get();
         me.open.set(me.open.get() + 1);
         'decide: loop {
+            if crate::serial::on() {
+                return serial_step(me);
+            }
             if e.released.load(Ordering::Acquire) || e.all_free.load(Ordering::Acquire) {
                 become_free(me);
                 return;
@@ -339,7 +435,9 @@ pub fn before(site: Option<SiteId>) {
                 // Rule 1: the ordered prefix.
                 let (expected, reqs) = e.view.row(ThreadId(t), k);
                 if expected != site {
-                    diverge(e, t, k, site, expected);
+                    if diverge(e, t, k, site, expected) {
+                        return serial_step(me);
+                    }
                     become_free(me);
                     return;
                 }
@@ -367,6 +465,9 @@ pub fn before(site: Option<SiteId>) {
 
 /// The calling thread completed the event announced by its last `before`.
 pub fn after() {
+    if crate::serial::on() {
+        return;
+    }
     ME.with(|me| {
         let Some(t) = me.tid.get() else { return };
         if me.open.get() == 0 {
@@ -398,6 +499,9 @@ pub fn exit_before() {
 
 /// ... and then it counts as infinitely advanced.
 pub fn exit_after() {
+    if ENFORCER.get().is_none() {
+        return;
+    }
     let t = ME.with(|me| {
         me.open.set(0);
         me.tid.get()
@@ -413,6 +517,9 @@ pub fn exit_after() {
 /// thread the verified trace cut off stays behind its barrier until the process is gone.
 pub fn end_waits() {
     let Some(e) = ENFORCER.get() else { return };
+    if crate::serial::on() {
+        return;
+    }
     loop {
         let go_on = ME.with(|me| {
             let Some(t) = me.tid.get() else { return false };
@@ -431,5 +538,5 @@ pub fn end_waits() {
 
 /// Is the calling thread still constrained (so that wrappers announce its events)?
 pub fn constrained() -> bool {
-    ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get())
+    crate::serial::mine() || (ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get()))
 }

@@ -29,6 +29,7 @@ mod program_info;
 mod pthread_wrappers;
 mod recorder;
 mod scheduler;
+mod serial;
 mod stack_pool;
 mod start;
 mod sv_comp;

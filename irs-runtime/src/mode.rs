@@ -20,6 +20,8 @@ pub const TRACE_VAR: &str = "IRS_TRACE";
 pub const PREFIX_VAR: &str = "IRS_PREFIX";
 pub const CHAOS_VAR: &str = "IRS_CHAOS";
 pub const DIVERGENCE_VAR: &str = "IRS_DIVERGENCE";
+/// `IRS_SERIAL=1` (with `IRS_MODE=enforce`, no prefix): run serialised from the start.
+pub const SERIAL_VAR: &str = "IRS_SERIAL";
 
 static MODE: AtomicU8 = AtomicU8::new(Mode::Off as u8);
 

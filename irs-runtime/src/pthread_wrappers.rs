@@ -6,6 +6,7 @@ use crate::chaos;
 use crate::enforcer;
 use crate::recorder;
 use crate::scheduler;
+use crate::serial::{self, Op};
 use crate::thread_flag;
 use crate::thread_state;
 use shared_proto::{EventKind, ObjectRef, SiteId, ThreadId};
@@ -20,6 +21,8 @@ struct Start {
     arg: *mut c_void,
     recorded: Option<ThreadId>,
     enforced: Option<u32>,
+    /// Its id in a serialised run.
+    serial: Option<u32>,
 }
 
 /// Where a creator leaves a new thread's [`Start`]: fixed slots, so that neither side allocates.
@@ -85,6 +88,7 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
         thread_state::register(t);
     }
     if enforcing() {
+        serial::started(start.serial);
         enforcer::start_thread(start.enforced);
     }
     if recording() || mode::get() == Mode::Chaos {
@@ -105,6 +109,8 @@ fn thread_ends() {
     }
     if enforcing() {
         enforcer::exit_after();
+        // SAFETY: no preconditions.
+        serial::thread_exited(unsafe { libc::pthread_self() } as u64);
     }
 }
 
@@ -167,12 +173,20 @@ pub unsafe extern "C" fn __irs_pthread_create(
         // its creation in the trace.
         let mut rec = recording().then(recorder::lock);
         let recorded = rec.as_mut().map(|r| r.new_child());
-        let start = hand_over(Start { routine, arg, recorded, enforced: enforced_id });
+        let serial_id = if enforcing() { serial::creating() } else { None };
+        let start = hand_over(Start { routine, arg, recorded, enforced: enforced_id, serial: serial_id });
         // SAFETY: the caller's arguments, with our trampoline owning `start`.
         let rc = unsafe { libc::pthread_create(thread, attr, trampoline, start) };
+        if rc == 0 && enforcing() {
+            // SAFETY: pthread_create succeeded and filled `*thread`.
+            enforcer::bind_handle(enforced_id, unsafe { *thread } as u64);
+        }
         if rc != 0 {
             // SAFETY: the thread was not created, so `start` is still ours.
             drop(unsafe { take(start) });
+            if enforcing() {
+                serial::creation_failed(serial_id);
+            }
             if let (Some(r), Some(t)) = (rec.as_mut(), recorded) {
                 r.forget_child(t);
             }
@@ -193,6 +207,10 @@ pub unsafe extern "C" fn __irs_pthread_create(
 pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mut *mut c_void, site: u64) -> c_int {
     if explore() {
         return scheduler::join(thread as u64, retval, site);
+    }
+    if serial::mine() {
+        // Serialised: a join is enabled once the thread has ended.
+        serial::acquire(Op::Join(thread as u64));
     }
     enforced(site, || {
         // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
@@ -238,6 +256,9 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
     if explore() {
         return scheduler::lock(m as u64, site);
     }
+    if serial::mine() {
+        return serial_lock(m, site);
+    }
     enforced(site, || {
         // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
         let rc = unsafe { libc::pthread_mutex_lock(m) };
@@ -246,6 +267,28 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
         }
         rc
     })
+}
+
+/// A lock in a serialised run: it waits for its turn with the mutex free, then takes it without
+/// blocking (a mutex locked before the run was serialised is found held: the thread waits for
+/// its unlock like any other).
+fn serial_lock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    loop {
+        serial::acquire(Op::Lock(m as usize));
+        // SAFETY: the caller's mutex; trylock never blocks.
+        let rc = unsafe { libc::pthread_mutex_trylock(m) };
+        if rc == libc::EBUSY {
+            serial::locked(m as usize);
+            continue;
+        }
+        if rc == 0 {
+            serial::locked(m as usize);
+            if recording() {
+                recorder::lock().push(Some(SiteId(site)), EventKind::Lock, ObjectRef::Mutex { addr: m as u64, logical: None });
+            }
+        }
+        return rc;
+    }
 }
 
 /// # Safety
@@ -260,6 +303,9 @@ pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_
         let rec = recording().then(recorder::lock);
         // SAFETY: forwarded unchanged; unlocking never blocks.
         let rc = unsafe { libc::pthread_mutex_unlock(m) };
+        if rc == 0 && serial::mine() {
+            serial::unlocked(m as usize);
+        }
         if let (0, Some(mut r)) = (rc, rec) {
             r.push(Some(SiteId(site)), EventKind::Unlock, ObjectRef::Mutex { addr: m as u64, logical: None });
         }
@@ -278,6 +324,9 @@ pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex
         let rec = recording().then(recorder::lock);
         // SAFETY: forwarded unchanged; trylock never blocks.
         let rc = unsafe { libc::pthread_mutex_trylock(m) };
+        if rc == 0 && serial::mine() {
+            serial::locked(m as usize);
+        }
         if let Some(mut r) = rec {
             let kind = if rc == 0 { EventKind::TryLock } else { EventKind::TryLockFail };
             r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64, logical: None });

@@ -2,7 +2,7 @@
 //! is set up before any user code runs and while only the main thread exists.
 
 use crate::enforcer::{self, Divergence};
-use crate::mode::{self, Mode, CHAOS_VAR, DIVERGENCE_VAR, MODE_VAR, PREFIX_VAR, TRACE_VAR};
+use crate::mode::{self, Mode, CHAOS_VAR, DIVERGENCE_VAR, MODE_VAR, PREFIX_VAR, SERIAL_VAR, TRACE_VAR};
 use std::time::Duration;
 use crate::process_exit;
 use crate::program_info::ProgramInfo;
@@ -61,12 +61,36 @@ pub unsafe extern "C" fn __irs_start(
         thread_flag::set_active(true);
         return user_main(argc, argv, envp);
     }
+    let serial_from_start = match std::env::var(SERIAL_VAR).ok().as_deref().map(str::trim) {
+        None | Some("") | Some("0") => false,
+        Some("1") => true,
+        Some(other) => fail(&format!("unknown {SERIAL_VAR}={other:?} (expected 0 or 1)")),
+    };
+    if mode == Mode::Enforce && serial_from_start {
+        // No verification covers this run: one thread at a time from the start (`serial`).
+        let program = ProgramInfo::of_this_process();
+        mode::set(mode);
+        crate::serial::begin_at_start();
+        let trace = std::env::var_os(TRACE_VAR);
+        if let Some(t) = &trace {
+            // SAFETY: only the main thread exists.
+            unsafe { std::env::remove_var(TRACE_VAR) };
+            // SAFETY: the arguments main received.
+            recorder::init(PathBuf::from(t), unsafe { argv_strings(argc, argv) }, program);
+            process_exit::install();
+        }
+        thread_flag::set_active(true);
+        let code = user_main(argc, argv, envp);
+        crate::process_end::main_returned();
+        return code;
+    }
     if mode == Mode::Enforce {
-        let Some(path) = prefix else { fail(&format!("{MODE_VAR}=enforce needs {PREFIX_VAR}=<prefix file>")) };
+        let Some(path) = prefix else { fail(&format!("{MODE_VAR}=enforce needs {PREFIX_VAR}=<prefix file> (or {SERIAL_VAR}=1)")) };
         let policy = match std::env::var(DIVERGENCE_VAR).ok().as_deref() {
-            None | Some("warn") => Divergence::Warn,
+            None | Some("serial") => Divergence::Serial,
             Some("stop") => Divergence::Stop,
-            Some(other) => fail(&format!("unknown {DIVERGENCE_VAR}={other:?} (expected warn or stop)")),
+            Some("free") => Divergence::Free,
+            Some(other) => fail(&format!("unknown {DIVERGENCE_VAR}={other:?} (expected serial, stop or free)")),
         };
         let watchdog = std::env::var("IRS_WATCHDOG_MS").ok().and_then(|v| v.parse().ok()).map(Duration::from_millis).unwrap_or(Duration::from_secs(5));
         let program = ProgramInfo::of_this_process();

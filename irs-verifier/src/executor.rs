@@ -57,11 +57,14 @@ pub struct Options {
     pub nondet_values: Option<Vec<i64>>,
     /// SV-COMP's conventions (see `shared_proto::explore_protocol::ENV_SVCOMP`).
     pub svcomp: bool,
+    /// The whole environment every execution sees (the input's, issue 19); `None`: this
+    /// process's. The executor's own `IRS_*` variables are added either way.
+    pub env: Option<Vec<(String, String)>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, env: None }
     }
 }
 
@@ -305,6 +308,9 @@ impl Executor {
             (stdin_file.as_raw_fd(), FD_STDIN),
         ];
         let mut cmd = Command::new(program);
+        if let Some(env) = &options.env {
+            cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+        }
         cmd.args(args)
             .env("IRS_MODE", "explore")
             .env(proto::ENV_CONTROL_IN, FD_CONTROL_IN.to_string())

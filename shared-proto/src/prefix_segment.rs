@@ -1,21 +1,38 @@
 //! The admissible prefix as bytes (DESIGN §4, §6): what the runtime maps from the shared-memory
 //! segment `/dev/shm/irs-<program-id>`, and what a prefix file holds (the same bytes).
 //!
-//! Layout, little-endian, every section 8-aligned:
-//! - header: magic `IRSPRFX1`, format version, thread count, program id, row count,
-//!   requirement count, cutoff-log capacity, published cutoff count, site-table length;
+//! Layout (format version 2), little-endian, every section 8-aligned:
+//! - header (64 bytes): magic `IRSPRFX1` (0), format version (8), thread count (12), program
+//!   id (16), row count (24), requirement count (28), cutoff-log capacity (32), published cutoff
+//!   count (36), site-table length (40), reserved (44), table checksum (48, u64), reserved (56);
 //! - threads: per thread its first row, row count, parent and creation index;
 //! - rows: per event `(t, k)` its site and its requirements (a range of the next section);
 //! - requirements: `(thread, count)` pairs;
-//! - the cutoff log: `capacity` vectors of `threads` counts; the first `published` are valid,
-//!   each no larger than the one before (a prefix only ever shrinks). A writer fills a vector
-//!   completely before it raises `published` (release), a reader reads `published` (acquire)
-//!   before the vectors it covers;
+//! - the cutoff log: `capacity` slots, each a vector of `threads` counts (padded to 8 bytes)
+//!   followed by the slot's checksum (u64); the first `published` are valid, each no larger
+//!   than the one before (a prefix only ever shrinks). A writer fills a slot completely, vector
+//!   and checksum, before it raises `published` (release), a reader reads `published`
+//!   (acquire) before the slots it covers;
 //! - the program's site table (bincode), for people (`irs prefix show`).
 //!
-//! [`PrefixView::parse`] validates everything before anything is used: a corrupt, truncated,
-//! foreign or other-version segment is an error, never undefined behaviour.
+//! Checksums. The *table checksum* covers everything the runtime uses except the cutoff log and
+//! the published count: the header (with the published count and the checksum field taken as
+//! zero), the threads, rows and requirements (with the padding up to the log) and the site
+//! table. Each *slot checksum* covers the slot's index, its vector and the table checksum, so a
+//! slot copied from another place or another prefix does not verify; it is never zero, so an
+//! all-zero (unwritten) slot never verifies, and a published count raised over an unwritten
+//! slot is detected. Both are [`StableHasher`] (FNV-1a, 64 bits) under a domain seed: they
+//! catch accidents (bit flips, torn or stray writes, files mixed up), not malice; whoever can
+//! write the user's `/dev/shm` can write a valid prefix anyway (the runtime's defence there is
+//! the owner and mode check, `enforcer::check_segment_owner`). Lowering the published count, or
+//! changing a slot past it, changes nothing that is enforced, and is not detected.
+//!
+//! [`PrefixView::parse`] validates everything before anything is used, including both kinds of
+//! checksum for every published slot: a corrupt, truncated, foreign or other-version segment is
+//! an error, never undefined behaviour. A reader of a live segment checks each slot published
+//! later with [`PrefixView::cutoff_checked`].
 
+use crate::hash::StableHasher;
 use crate::le::{get32, get64, put32, put64};
 use crate::ids::{ProgramId, SiteId, ThreadId};
 use crate::requirement_table::{Requirement, RequirementTable};
@@ -28,7 +45,7 @@ pub fn segment_path(program: ProgramId) -> std::path::PathBuf {
 }
 
 pub const PREFIX_MAGIC: u64 = u64::from_le_bytes(*b"IRSPRFX1");
-pub const PREFIX_VERSION: u32 = 1;
+pub const PREFIX_VERSION: u32 = 2;
 const HEADER: usize = 64;
 const THREAD: usize = 16;
 const ROW: usize = 16;
@@ -46,6 +63,11 @@ const LOG_CAPACITY: usize = 32;
 /// update it with a release store, readers load it with acquire.
 pub const PUBLISHED_OFFSET: usize = 36;
 const SITES_LEN: usize = 40;
+/// The table checksum (u64, 8-aligned); 44..48 and 56..64 are reserved (zero, and checksummed).
+const TABLE_SUM: usize = 48;
+/// Domain seeds of the two checksums (mixed in first, so neither is plain FNV-1a of the bytes).
+const TABLE_SEED: u64 = u64::from_le_bytes(*b"IRStable");
+const SLOT_SEED: u64 = u64::from_le_bytes(*b"IRScutof");
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PrefixError {
@@ -57,6 +79,9 @@ pub enum PrefixError {
     ForeignProgram { found: ProgramId, expected: ProgramId },
     #[error("corrupt or truncated prefix: {0}")]
     Corrupt(String),
+    /// A checksum does not match: the bytes were changed by something other than irs.
+    #[error("corrupt prefix: {0} checksum mismatch (the file was changed by something other than irs)")]
+    Checksum(String),
     #[error("cutoff vector: {0}")]
     BadCutoff(String),
 }
@@ -76,6 +101,10 @@ struct Layout {
     rows: usize,
     reqs: usize,
     log: usize,
+    /// Bytes per cutoff slot: the vector, padded to 8, then its u64 checksum.
+    slot: usize,
+    /// Offset of the checksum within a slot.
+    slot_sum: usize,
     sites: usize,
     end: usize,
 }
@@ -86,10 +115,51 @@ impl Layout {
         let rows = threads.checked_add(n_threads.checked_mul(THREAD)?)?;
         let reqs = rows.checked_add(n_rows.checked_mul(ROW)?)?;
         let log = align8(reqs.checked_add(n_reqs.checked_mul(REQ)?)?);
-        let sites = align8(log.checked_add(capacity.checked_mul(n_threads)?.checked_mul(4)?)?);
+        let slot_sum = align8(n_threads.checked_mul(4)?);
+        let slot = slot_sum.checked_add(8)?;
+        let sites = log.checked_add(capacity.checked_mul(slot)?)?;
         let end = sites.checked_add(sites_len)?;
-        Some(Layout { threads, rows, reqs, log, sites, end })
+        Some(Layout { threads, rows, reqs, log, slot, slot_sum, sites, end })
     }
+    fn slot_at(&self, i: usize) -> usize {
+        self.log + i * self.slot
+    }
+}
+
+/// The table checksum of `b` laid out as `l`: the header without the published count and the
+/// checksum itself, the threads, rows and requirements up to the log, the site table.
+fn table_checksum(b: &[u8], l: &Layout) -> u64 {
+    let mut h = StableHasher::default();
+    h.write_u64(TABLE_SEED);
+    h.write(&b[..PUBLISHED_OFFSET]);
+    h.write(&[0; 4]);
+    h.write(&b[PUBLISHED_OFFSET + 4..TABLE_SUM]);
+    h.write(&[0; 8]);
+    h.write(&b[TABLE_SUM + 8..l.log]);
+    h.write(&b[l.sites..l.end]);
+    h.finish()
+}
+
+/// The checksum of cutoff slot `index` holding `cut`, in a prefix whose table checksum is
+/// `table`. Never zero: an unwritten slot never verifies.
+fn slot_checksum(table: u64, index: usize, cut: &[u32]) -> u64 {
+    let mut h = StableHasher::default();
+    h.write_u64(SLOT_SEED);
+    h.write_u64(table);
+    h.write_u64(index as u64);
+    for c in cut {
+        h.write(&c.to_le_bytes());
+    }
+    h.finish().max(1)
+}
+
+/// Write slot `index` (vector and checksum) of a prefix laid out as `l`.
+fn write_slot(b: &mut [u8], l: &Layout, table: u64, index: usize, cut: &[u32]) {
+    let at = l.slot_at(index);
+    for (t, c) in cut.iter().enumerate() {
+        put32(b, at + t * 4, *c);
+    }
+    put64(b, at + l.slot_sum, slot_checksum(table, index, cut));
 }
 
 /// Encode a prefix: the table, the program's sites, a log of `capacity` cutoffs with `first`
@@ -133,9 +203,9 @@ pub fn build(table: &RequirementTable, program: ProgramId, sites: &[(SiteId, Sit
         }
     }
     b[l.sites..l.end].copy_from_slice(&sites_blob);
-    for (t, c) in first.iter().enumerate() {
-        put32(&mut b, l.log + t * 4, *c);
-    }
+    let sum = table_checksum(&b, &l);
+    put64(&mut b, TABLE_SUM, sum);
+    write_slot(&mut b, &l, sum, 0, first);
     put32(&mut b, PUBLISHED_OFFSET, 1);
     Ok(b)
 }
@@ -159,6 +229,7 @@ pub struct PrefixView<'a> {
     l: Layout,
     n_threads: usize,
     capacity: usize,
+    table_sum: u64,
 }
 
 impl<'a> PrefixView<'a> {
@@ -185,7 +256,13 @@ impl<'a> PrefixView<'a> {
         if n == 0 || cap == 0 {
             return Err(corrupt("no threads or no cutoff log"));
         }
-        let v = PrefixView { b, l, n_threads: n, capacity: cap };
+        // Before anything else is looked at: the rest validates structure, this catches changes
+        // that keep the structure (a site, a requirement, a thread's creator).
+        let table_sum = get64(b, TABLE_SUM);
+        if table_checksum(b, &l) != table_sum {
+            return Err(PrefixError::Checksum("table".into()));
+        }
+        let v = PrefixView { b, l, n_threads: n, capacity: cap, table_sum };
         // Threads tile the rows in order; every requirement names a thread and a count it has.
         let mut next_row = 0usize;
         for t in 0..n {
@@ -224,14 +301,16 @@ impl<'a> PrefixView<'a> {
         if published == 0 || published > cap {
             return Err(corrupt(format!("{published} published cutoffs in a log of {cap}")));
         }
+        let mut prev: Option<Vec<u32>> = None;
         for i in 0..published {
-            let c = v.cutoff(i);
+            let c = v.cutoff_checked(i)?;
             if c.iter().enumerate().any(|(t, k)| *k > v.thread_rows(ThreadId(t as u32))) {
                 return Err(corrupt(format!("cutoff {i} reaches past the table")));
             }
-            if i > 0 && c.iter().zip(v.cutoff(i - 1)).any(|(a, b)| *a > b) {
+            if prev.is_some_and(|p| c.iter().zip(p).any(|(a, b)| *a > b)) {
                 return Err(corrupt(format!("cutoff {i} is larger than the one before")));
             }
+            prev = Some(c);
         }
         Ok(v)
     }
@@ -268,14 +347,34 @@ impl<'a> PrefixView<'a> {
         });
         ((site != 0).then_some(SiteId(site)), reqs)
     }
-    /// Cutoff vector `i` of the log (`i < published()`).
+    /// Cutoff vector `i` of the log (`i < capacity()`), unchecked: [`PrefixView::parse`] has
+    /// checked those published when it ran; one published later is read with
+    /// [`PrefixView::cutoff_checked`].
     pub fn cutoff(&self, i: usize) -> Vec<u32> {
-        let at = self.l.log + i * self.n_threads * 4;
+        let at = self.l.slot_at(i);
         (0..self.n_threads).map(|t| get32(self.b, at + t * 4)).collect()
+    }
+    /// Cutoff vector `i` of the log if its slot checksum verifies (`i < capacity()`). It says
+    /// the slot was written by irs, as slot `i` of this prefix; whether it is in range and no
+    /// larger than the one before is the caller's to check.
+    pub fn cutoff_checked(&self, i: usize) -> Result<Vec<u32>, PrefixError> {
+        if i >= self.capacity {
+            return Err(PrefixError::BadCutoff(format!("slot {i} of a log of {}", self.capacity)));
+        }
+        let c = self.cutoff(i);
+        if get64(self.b, self.l.slot_at(i) + self.l.slot_sum) != slot_checksum(self.table_sum, i, &c) {
+            return Err(PrefixError::Checksum(format!("cutoff {i}")));
+        }
+        Ok(c)
     }
     /// Byte offset of cutoff slot `i` (for writers that publish with atomics).
     pub fn cutoff_offset(&self, i: usize) -> usize {
-        self.l.log + i * self.n_threads * 4
+        self.l.slot_at(i)
+    }
+    /// The bytes of cutoff slot `i`, vector and checksum: what a writer must have written
+    /// before it raises the published count over it.
+    pub fn cutoff_slot(&self, i: usize) -> std::ops::Range<usize> {
+        self.l.slot_at(i)..self.l.slot_at(i) + self.l.slot
     }
     pub fn constraints_within(&self, cut: &[u32]) -> usize {
         (0..self.n_threads).map(|t| (0..cut[t]).map(|k| self.row(ThreadId(t as u32), k).1.count()).sum::<usize>()).sum()
@@ -286,9 +385,10 @@ impl<'a> PrefixView<'a> {
 }
 
 /// Append `cut` to the log of a prefix held in `b` (a file's bytes; a live segment's writer
-/// does the same with a release store of the count). It must be no larger than the latest.
+/// does the same with a release store of the count): its slot, vector and checksum, then the
+/// count. It must be no larger than the latest.
 pub fn append_cutoff(b: &mut [u8], cut: &[u32]) -> Result<usize, PrefixError> {
-    let (slot, published) = {
+    let (layout, table_sum, published) = {
         let v = PrefixView::parse(b, None)?;
         let published = v.published();
         if published >= v.capacity() {
@@ -301,11 +401,9 @@ pub fn append_cutoff(b: &mut [u8], cut: &[u32]) -> Result<usize, PrefixError> {
         if cut.iter().zip(&latest).any(|(a, b)| a > b) {
             return Err(PrefixError::BadCutoff(format!("{cut:?} is larger than the latest {latest:?}: a prefix only shrinks")));
         }
-        (v.cutoff_offset(published), published)
+        (v.l, v.table_sum, published)
     };
-    for (t, c) in cut.iter().enumerate() {
-        put32(b, slot + t * 4, *c);
-    }
+    write_slot(b, &layout, table_sum, published, cut);
     put32(b, PUBLISHED_OFFSET, published as u32 + 1);
     Ok(published)
 }
@@ -347,17 +445,64 @@ mod tests {
         assert!(matches!(PrefixView::parse(&b, Some(ProgramId(7))), Err(PrefixError::ForeignProgram { .. })));
         assert!(matches!(PrefixView::parse(&b[..b.len() - 1], None), Err(PrefixError::Corrupt(_))));
         assert!(matches!(PrefixView::parse(b"nonsense", None), Err(PrefixError::NotAPrefix)));
-        let mut v2 = b.clone();
-        v2[VERSION] = 2;
-        assert_eq!(PrefixView::parse(&v2, None).err(), Some(PrefixError::Version(2)));
+        let mut v1 = b.clone();
+        v1[VERSION] = 1;
+        assert_eq!(PrefixView::parse(&v1, None).err(), Some(PrefixError::Version(1)));
+        let l = Layout::of(2, 3, 2, 4, b.len() - Layout::of(2, 3, 2, 4, 0).unwrap().end).unwrap();
+        assert_eq!((l.slot, l.slot_sum, l.sites - l.log), (16, 8, 64));
         let mut bad = b.clone();
-        let req_at = Layout::of(2, 3, 2, 4, 0).unwrap().reqs;
-        bad[req_at] = 9; // a requirement on thread 9
-        assert!(matches!(PrefixView::parse(&bad, None), Err(PrefixError::Corrupt(_))));
+        bad[l.reqs] = 9; // a requirement on thread 9
+        assert_eq!(PrefixView::parse(&bad, None).err(), Some(PrefixError::Checksum("table".into())));
+        // The structural checks still stand behind the checksum: with it recomputed, refused.
+        let sum = table_checksum(&bad, &l);
+        put64(&mut bad, TABLE_SUM, sum);
+        assert!(matches!(PrefixView::parse(&bad, None), Err(PrefixError::Corrupt(m)) if m.contains("requirement 0")));
         let mut grown = b.clone();
-        let log = Layout::of(2, 3, 2, 4, b.len() - Layout::of(2, 3, 2, 4, 0).unwrap().end).unwrap().log;
-        grown[log + 16] = 2; // cutoff 2 becomes [2, 0], larger than cutoff 1 [1, 1] for T0
-        assert!(matches!(PrefixView::parse(&grown, None), Err(PrefixError::Corrupt(_))));
+        grown[l.slot_at(2)] = 2; // cutoff 2 becomes [2, 0], larger than cutoff 1 [1, 1] for T0
+        assert_eq!(PrefixView::parse(&grown, None).err(), Some(PrefixError::Checksum("cutoff 2".into())));
+        // ... and with a valid slot checksum, the monotonicity check refuses it.
+        let sum = get64(&grown, TABLE_SUM);
+        write_slot(&mut grown, &l, sum, 2, &[2, 0]);
+        assert!(matches!(PrefixView::parse(&grown, None), Err(PrefixError::Corrupt(m)) if m.contains("larger than the one before")));
         assert!(build(&t, ProgramId(1), &[], 4, &[0, 1]).is_err(), "T1's first event needs main's");
+    }
+
+    #[test]
+    fn slot_checksums_bind_index_table_and_content() {
+        let t = table();
+        let mut b = build(&t, ProgramId(42), &[], 4, &[2, 1]).unwrap();
+        append_cutoff(&mut b, &[1, 1]).unwrap();
+        let v = PrefixView::parse(&b, None).unwrap();
+        assert_eq!((v.cutoff_checked(0), v.cutoff_checked(1)), (Ok(vec![2, 1]), Ok(vec![1, 1])));
+        assert_eq!(v.cutoff_checked(2), Err(PrefixError::Checksum("cutoff 2".into())), "unwritten");
+        assert!(matches!(v.cutoff_checked(4), Err(PrefixError::BadCutoff(_))));
+        assert_eq!(v.cutoff_slot(1), v.cutoff_offset(1)..v.cutoff_offset(2));
+        let (slot0, slot1) = (v.cutoff_slot(0), v.cutoff_slot(1));
+        // A published count raised over an unwritten (all-zero) slot.
+        let mut raised = b.clone();
+        put32(&mut raised, PUBLISHED_OFFSET, 3);
+        assert_eq!(PrefixView::parse(&raised, None).err(), Some(PrefixError::Checksum("cutoff 2".into())));
+        // A slot copied to another index does not verify there.
+        let mut moved = b.clone();
+        moved.copy_within(slot1.clone(), slot0.start);
+        assert_eq!(PrefixView::parse(&moved, None).err(), Some(PrefixError::Checksum("cutoff 0".into())));
+        // Nor in another prefix of the same shape (another program id: another table checksum).
+        let mut other = build(&t, ProgramId(43), &[], 4, &[2, 1]).unwrap();
+        append_cutoff(&mut other, &[2, 0]).unwrap();
+        other[slot1.clone()].copy_from_slice(&b[slot1]);
+        assert_eq!(PrefixView::parse(&other, None).err(), Some(PrefixError::Checksum("cutoff 1".into())));
+        // Lowering the count is harmless and accepted.
+        let mut lowered = b.clone();
+        put32(&mut lowered, PUBLISHED_OFFSET, 1);
+        assert_eq!(PrefixView::parse(&lowered, None).map(|v| v.published()), Ok(1));
+    }
+
+    #[test]
+    fn checksum_error_reads_clearly() {
+        let t = table();
+        let mut b = build(&t, ProgramId(42), &[], 4, &[2, 1]).unwrap();
+        b[HEADER] ^= 1;
+        let e = PrefixView::parse(&b, None).err().unwrap().to_string();
+        assert_eq!(e, "corrupt prefix: table checksum mismatch (the file was changed by something other than irs)");
     }
 }

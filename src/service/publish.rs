@@ -1,5 +1,6 @@
 //! `irs verify --publish` (DESIGN §4 and §8 "Publishing", issue 6): the verifier writes the
-//! requirement table of its first execution to the program's segment `/dev/shm/irs-<id>`, then
+//! requirement table of its first execution to the segment of the input it verifies
+//! (`/dev/shm/irs-<id>-<key>`; the program's `/dev/shm/irs-<id>` when run by hand), then
 //! appends a smaller cutoff vector each time a node of the leftmost branch of the exploration
 //! returns with no bug found, down to the zero vector when the exploration completes safely.
 //! Running instrumented programs (ENFORCE) adopt each new cutoff as it appears.
@@ -34,11 +35,18 @@ pub struct Publisher {
     pub reused: bool,
     /// The first thing that went wrong; publishing stops there.
     pub error: Option<String>,
+    /// Where to publish: an input's segment; `None`: the program's, `/dev/shm/irs-<id>`.
+    target: Option<PathBuf>,
 }
 
 impl Publisher {
     pub fn new() -> Publisher {
-        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None }
+        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None, target: None }
+    }
+
+    /// Publish to `segment` (an input's) instead of the program's segment.
+    pub fn to(segment: PathBuf) -> Publisher {
+        Publisher { target: Some(segment), ..Publisher::new() }
     }
 
     /// The first execution: install its whole trace as the program's prefix.
@@ -58,7 +66,7 @@ impl Publisher {
         };
         // A verifier restarted after a crash finds its predecessor's segment: the same first
         // execution gives the same table, and the prefix in force stays (it only shrinks).
-        let path = prefix_segment::segment_path(trace.program_id);
+        let path = self.target.clone().unwrap_or_else(|| prefix_segment::segment_path(trace.program_id));
         if let Ok(old) = std::fs::read(&path) {
             if let (Ok(old_view), Ok(new_view)) = (PrefixView::parse(&old, Some(trace.program_id)), PrefixView::parse(&bytes, None)) {
                 if same_table(&old_view, &new_view) {
@@ -82,7 +90,7 @@ impl Publisher {
                 return;
             }
         }
-        let installed = constrain::install_bytes(&bytes);
+        let installed = constrain::install_bytes_at(&bytes, &path).map(|_| path.clone());
         match installed {
             Ok(path) => {
                 self.log.push(Published {

@@ -1,0 +1,239 @@
+//! Serialised runs (DESIGN §4 "Inputs"; issue 19): a run that no verification covers (its input
+//! is not verified yet and the user did not wait, `IRS_SERIAL=1`; or it left the verified trace
+//! and the reaction is `serial`) runs one thread at a time, by the verifier's default policy:
+//! keep running the thread that ran last while it can, else the lowest-numbered thread that can
+//! (EXPLORE's `Policy::Default`, `scheduler.rs`). Serialised from the start, the run is the
+//! first execution the verifier explores for its input: deterministic and replayable, but not
+//! verified. From a divergence on, the rest of the run is serialised the same way.
+//!
+//! Threads are OS threads here, not fibers: before each event a thread *parks* with what it is
+//! about to do (a step, a lock of a mutex, a join of a thread). A decision is taken only when
+//! every live thread is parked (or has exited), so what runs next depends on the program alone,
+//! never on the OS's timing. A lock is enabled when the mutex is free, a join when the thread
+//! has ended. With no enabled thread left, the run is deadlocked: reported, and aborted (the
+//! plain program would hang there).
+
+use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// What a parked thread is about to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Step,
+    Lock(usize),
+    /// Join the thread with this `pthread_t`.
+    Join(u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Th {
+    /// An id no thread has (yet): not created when serialisation began.
+    Absent,
+    /// Running its own code (not at an event), or holding the turn.
+    Between,
+    Parked(Op),
+    Exited,
+}
+
+struct State {
+    threads: Vec<Th>,
+    /// Who may run its event; `None` while a decision waits for threads still between events.
+    turn: Option<u32>,
+    /// Who ran last (the default policy keeps it running while it can).
+    last: u32,
+    /// Mutexes known to be held.
+    locked: BTreeSet<usize>,
+    /// Threads (`pthread_t`) that have ended.
+    exited: BTreeSet<u64>,
+}
+
+static ON: AtomicBool = AtomicBool::new(false);
+/// Threads being created whose first registration has not happened yet: a decision waits for
+/// them (a thread about to exist can be the one that runs next).
+static CREATING: AtomicU32 = AtomicU32::new(0);
+static STATE: Mutex<State> = Mutex::new(State { threads: Vec::new(), turn: None, last: 0, locked: BTreeSet::new(), exited: BTreeSet::new() });
+static CHANGED: Condvar = Condvar::new();
+
+thread_local! {
+    static SID: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// Is the run serialised (from now on)?
+pub fn on() -> bool {
+    // Acquire: pairs with the release in `begin`: the thread table is set up.
+    ON.load(Ordering::Acquire)
+}
+
+/// Is the calling thread one of the serialised ones?
+pub fn mine() -> bool {
+    on() && SID.with(|s| s.get()).is_some()
+}
+
+/// Serialise from here on. `threads[i]`: does thread `i` exist (`Some(true)` live, `Some(false)`
+/// exited, `None` not created); `exited`: the handles of the threads that have ended. `me`: the
+/// calling thread's id.
+pub fn begin(threads: Vec<Option<bool>>, exited: Vec<u64>, me: Option<u32>) {
+    let mut s = STATE.lock();
+    if ON.load(Ordering::Relaxed) {
+        return;
+    }
+    s.exited.extend(exited);
+    s.threads = threads.into_iter().map(|t| match t { Some(true) => Th::Between, Some(false) => Th::Exited, None => Th::Absent }).collect();
+    s.turn = None;
+    s.last = me.unwrap_or(0);
+    if let Some(t) = me {
+        SID.with(|c| c.set(Some(t)));
+    }
+    // Release: see `on`.
+    ON.store(true, Ordering::Release);
+    CHANGED.notify_all();
+}
+
+/// Serialised from the start: only `main` exists.
+pub fn begin_at_start() {
+    begin(vec![Some(true)], Vec::new(), Some(0));
+}
+
+/// A thread that was running when serialisation began learns its id (its logical id in the
+/// prefix) at its next event.
+pub fn adopt(id: Option<u32>) {
+    SID.with(|c| {
+        if c.get().is_none() {
+            c.set(id);
+        }
+    });
+}
+
+/// A creator is about to create a thread (before `pthread_create`); the new thread's id, when
+/// serialised (`None` otherwise: it learns it otherwise).
+pub fn creating() -> Option<u32> {
+    CREATING.fetch_add(1, Ordering::SeqCst);
+    if !mine() {
+        return None;
+    }
+    let mut s = STATE.lock();
+    s.threads.push(Th::Between);
+    Some(s.threads.len() as u32 - 1)
+}
+
+/// The creation failed: the thread will never register.
+pub fn creation_failed(id: Option<u32>) {
+    let mut s = STATE.lock();
+    if let Some(t) = id {
+        if let Some(th) = s.threads.get_mut(t as usize) {
+            *th = Th::Exited;
+        }
+    }
+    CREATING.fetch_sub(1, Ordering::SeqCst);
+    CHANGED.notify_all();
+}
+
+/// In a new thread, before its start routine: it exists (with `id`, when serialised).
+pub fn started(id: Option<u32>) {
+    if let Some(t) = id {
+        SID.with(|c| c.set(Some(t)));
+    }
+    if !on() {
+        // Not serialised (the common case: no lock taken). Should the run be serialised just
+        // now, this thread joins at its next event (see `adopt`).
+        CREATING.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let mut s = STATE.lock();
+    if let Some(t) = id {
+        if let Some(th) = s.threads.get_mut(t as usize) {
+            if *th == Th::Absent {
+                *th = Th::Between;
+            }
+        }
+    }
+    CREATING.fetch_sub(1, Ordering::SeqCst);
+    CHANGED.notify_all();
+}
+
+fn enabled(s: &State, op: Op) -> bool {
+    match op {
+        Op::Step => true,
+        Op::Lock(m) => !s.locked.contains(&m),
+        Op::Join(t) => s.exited.contains(&t),
+    }
+}
+
+/// Take a decision if every live thread is parked: the last runner if it can, else the lowest
+/// enabled id.
+fn decide(s: &mut State) {
+    if s.turn.is_some() || CREATING.load(Ordering::SeqCst) > 0 || s.threads.contains(&Th::Between) {
+        return;
+    }
+    let can = |t: usize| matches!(s.threads[t], Th::Parked(op) if enabled(s, op));
+    let last = s.last as usize;
+    let next = if last < s.threads.len() && can(last) { Some(last) } else { (0..s.threads.len()).find(|&t| can(t)) };
+    match next {
+        Some(t) => {
+            s.turn = Some(t as u32);
+            s.last = t as u32;
+        }
+        None if s.threads.iter().any(|t| matches!(t, Th::Parked(_))) => {
+            let waits: Vec<String> = s.threads.iter().enumerate().filter_map(|(t, th)| match th {
+                Th::Parked(Op::Lock(m)) => Some(format!("T{t} waits for mutex {m:#x}")),
+                Th::Parked(Op::Join(_)) => Some(format!("T{t} waits to join a live thread")),
+                _ => None,
+            }).collect();
+            eprintln!("irs-runtime: serialised run deadlocked: {}; aborting (the plain program would hang here)", waits.join(", "));
+            std::process::abort();
+        }
+        None => {}
+    }
+}
+
+/// Before the calling thread's next event: park with `op` until it is this thread's turn and
+/// `op` is enabled; then it runs (and keeps the turn while its next events are enabled).
+pub fn acquire(op: Op) {
+    let Some(me) = SID.with(|c| c.get()) else { return };
+    let mut s = STATE.lock();
+    if s.turn == Some(me) && enabled(&s, op) {
+        return;
+    }
+    s.threads[me as usize] = Th::Parked(op);
+    if s.turn == Some(me) {
+        s.turn = None;
+    }
+    decide(&mut s);
+    CHANGED.notify_all();
+    while s.turn != Some(me) {
+        CHANGED.wait(&mut s);
+        decide(&mut s);
+    }
+    s.threads[me as usize] = Th::Between;
+}
+
+/// `m` is held: locked by the calling thread, or found held by a lock that began before the run
+/// was serialised (the caller then parks on it).
+pub fn locked(m: usize) {
+    STATE.lock().locked.insert(m);
+}
+
+pub fn unlocked(m: usize) {
+    STATE.lock().locked.remove(&m);
+}
+
+/// The calling thread ends (its start routine returned, or it called `pthread_exit`).
+pub fn thread_exited(handle: u64) {
+    if !on() {
+        return;
+    }
+    let mut s = STATE.lock();
+    s.exited.insert(handle);
+    if let Some(me) = SID.with(|c| c.get()) {
+        {
+            s.threads[me as usize] = Th::Exited;
+            if s.turn == Some(me) {
+                s.turn = None;
+            }
+            decide(&mut s);
+        }
+    }
+    CHANGED.notify_all();
+}

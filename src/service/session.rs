@@ -1,0 +1,346 @@
+//! `irs run` under IRS (DESIGN §1, §4; issues 6 and 19): find what verification covers this
+//! run's input, queue the input for verification when none does, wait for its first prefix (or
+//! react at once, `--no-wait`), and run the program under the latest prefix of *its* input.
+//!
+//! What each run is:
+//! - **verified**: the input's verification has published a prefix; the run contains it (and
+//!   the runtime reacts if the run leaves it);
+//! - **serialised**: no verification covers the input yet (or the input cannot be captured) and
+//!   the reaction is `serial`: one thread at a time by the verifier's default policy, from the
+//!   start: deterministic and replayable, the first execution the verifier explores for that
+//!   input, but not verified;
+//! - **unverified**: the same with reaction `free` (asked for): the run is unconstrained;
+//! - with reaction `stop`, such a run does not start.
+
+use super::input::{self, EnvSelection, Input, StdinCapture};
+use super::state::{self, Status, VerifierState};
+use super::store::{InputStore, ProgramStore};
+use super::{in_force, queue, worker, InForce, ServiceError};
+use crate::replay::ReplayError;
+use shared_proto::ProgramId;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What a run does where no verification covers it: its input is not verified (yet), or it
+/// leaves the verified trace. The runtime's `IRS_DIVERGENCE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reaction {
+    /// Run (the rest) one thread at a time: deterministic, replayable, not verified.
+    Serial,
+    /// Do not run (the rest): a run that has started is aborted.
+    Stop,
+    /// Run (the rest) unconstrained, reported as unverified. Only when asked for.
+    Free,
+}
+
+impl Reaction {
+    pub fn parse(text: &str) -> Result<Reaction, String> {
+        match text {
+            "serial" => Ok(Reaction::Serial),
+            "stop" => Ok(Reaction::Stop),
+            "free" => Ok(Reaction::Free),
+            other => Err(format!("unknown reaction `{other}` (expected serial, stop or free)")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Reaction::Serial => "serial",
+            Reaction::Stop => "stop",
+            Reaction::Free => "free",
+        }
+    }
+}
+
+/// How `irs run` runs a program under IRS.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub repeat: u64,
+    pub every: Duration,
+    /// Do not wait for the first prefix of an input no verification covers yet: react at once.
+    pub no_wait: bool,
+    pub wait_limit: Duration,
+    pub chaos: bool,
+    pub reaction: Reaction,
+    pub env: EnvSelection,
+    pub capture_limit: u64,
+}
+
+/// What covers a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Coverage {
+    /// The input's verification: this prefix was in force when the run started.
+    Verified(InForce),
+    /// Not verified: run one thread at a time from the start, because of `why`.
+    Serialised(String),
+    /// Not verified and unconstrained (reaction `free`), because of `why`.
+    Unverified(String),
+}
+
+/// One run of the program and how verification stood then.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub index: u64,
+    pub status: std::process::ExitStatus,
+    pub micros: u64,
+    pub coverage: Coverage,
+    /// What the runtime reported of the run: it left the verified trace (and how it reacted).
+    pub left: Option<String>,
+    pub state: Option<VerifierState>,
+}
+
+impl RunReport {
+    /// Constraints in force when the run started; `None`: not a verified run.
+    pub fn constraints(&self) -> Option<usize> {
+        match &self.coverage {
+            Coverage::Verified(p) => Some(p.constraints),
+            _ => None,
+        }
+    }
+}
+
+/// What `irs run` found before the runs.
+pub enum Attach {
+    /// The input's verification has a prefix; its verifier is in this state.
+    Verified { key: input::InputKey, status: Status },
+    /// The input was queued for verification: a worker started (its process id), or one runs.
+    Queued { key: input::InputKey, worker_started: Option<u32> },
+    /// The input cannot be verified: why.
+    Uncoverable(String),
+}
+
+/// The standard input every run of the session gets.
+enum Stdin {
+    /// Served from a sealed in-memory copy.
+    Captured(Vec<u8>),
+    /// The terminal, inherited.
+    Terminal,
+    /// What was read ahead, then the rest of this process's standard input.
+    Relay(Vec<u8>),
+}
+
+/// A program running under IRS: its input's verification found (or queued), its first prefix
+/// there (unless `no_wait`); each [`Session::run`] runs it once.
+pub struct Session {
+    pub id: ProgramId,
+    /// The input's verification, when the input could be captured and kept.
+    pub input: Option<InputStore>,
+    exe: PathBuf,
+    args: Vec<String>,
+    opts: RunOptions,
+    stdin: Stdin,
+    /// Why no verification covers the runs, when none can.
+    uncoverable: Option<String>,
+}
+
+fn spawn_err(exe: &std::path::Path, source: std::io::Error) -> ServiceError {
+    ReplayError::from(crate::launch::LaunchError::Spawn { program: exe.display().to_string(), source }).into()
+}
+
+impl Session {
+    /// Capture the input, find its verification or queue it, and (unless `no_wait`) wait for
+    /// its first prefix.
+    pub fn attach(program: &str, args: &[String], opts: &RunOptions, mut attached: impl FnMut(&Attach)) -> Result<Session, ServiceError> {
+        let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
+        let exe = std::path::absolute(&exe).unwrap_or(exe);
+        let id = super::program_id(program, args)?;
+        let (stdin, captured) = match input::capture_stdin(opts.capture_limit)? {
+            StdinCapture::Captured(bytes) => (Stdin::Captured(bytes.clone()), Ok(bytes)),
+            StdinCapture::Uncapturable { why, head } if head.is_empty() => (Stdin::Terminal, Err(why)),
+            StdinCapture::Uncapturable { why, head } => (Stdin::Relay(head), Err(why)),
+        };
+        let mut session = Session { id, input: None, exe: exe.clone(), args: args.to_vec(), opts: opts.clone(), stdin, uncoverable: None };
+        let bytes = match captured {
+            Ok(b) => b,
+            Err(why) => {
+                attached(&Attach::Uncoverable(why.clone()));
+                session.uncoverable = Some(why);
+                return session.refuse_if_stop();
+            }
+        };
+        let input = Input::new(args, Input::current_env(), opts.env.clone(), &bytes);
+        let pstore = ProgramStore::of(id);
+        let store = pstore.input(input.key());
+        if let Err(e) = pstore.create().and_then(|_| store.save(&input, &bytes)) {
+            let why = format!("the input cannot be kept for verification ({e})");
+            attached(&Attach::Uncoverable(why.clone()));
+            session.uncoverable = Some(why);
+            return session.refuse_if_stop();
+        }
+        let status = state::status(&store);
+        let mut worker_started = None;
+        if matches!(status, Status::None | Status::Stale(_)) {
+            // Not verified, or its verifier died: (again) in the queue. A stale verification's
+            // last prefix stays in force meanwhile (it is safe).
+            queue::enqueue(&pstore, store.key)?;
+            worker_started = Some(worker::ensure(&pstore, &exe)?);
+        }
+        if in_force(&store).is_some() {
+            attached(&Attach::Verified { key: store.key, status });
+        } else {
+            attached(&Attach::Queued { key: store.key, worker_started: worker_started.flatten() });
+            if !opts.no_wait {
+                wait_for_prefix(&pstore, &store, program_name(program, args), opts.wait_limit)?;
+            }
+        }
+        session.input = Some(store);
+        if session.prefix().is_none() {
+            return session.refuse_if_stop();
+        }
+        Ok(session)
+    }
+
+    /// With reaction `stop`, a session whose runs nothing covers does not run.
+    fn refuse_if_stop(self) -> Result<Session, ServiceError> {
+        if self.opts.reaction == Reaction::Stop {
+            return Err(ServiceError::NotCovered(self.why_not_covered()));
+        }
+        Ok(self)
+    }
+
+    fn why_not_covered(&self) -> String {
+        match (&self.uncoverable, &self.input) {
+            (Some(why), _) => why.clone(),
+            (None, Some(s)) => format!("input {} is not verified yet (queued; `irs status` shows its progress)", s.key),
+            (None, None) => "no verification covers this input".into(),
+        }
+    }
+
+    /// The prefix in force for the session's input.
+    fn prefix(&self) -> Option<InForce> {
+        self.input.as_ref().and_then(in_force)
+    }
+
+    /// The command for one run, and what covers it.
+    fn command(&self, report: &std::path::Path) -> Result<(std::process::Command, Coverage), ServiceError> {
+        let mut cmd = std::process::Command::new(&self.exe);
+        cmd.args(&self.args);
+        for (k, _) in std::env::vars_os() {
+            if k.to_str().is_some_and(input::is_irs_variable) {
+                cmd.env_remove(k);
+            }
+        }
+        let coverage = match (self.prefix(), &self.input) {
+            (Some(p), Some(store)) => {
+                cmd.env("IRS_MODE", "enforce").env("IRS_PREFIX", store.segment()).env("IRS_DIVERGENCE", self.opts.reaction.name());
+                Coverage::Verified(p)
+            }
+            _ if self.opts.reaction == Reaction::Free => Coverage::Unverified(self.why_not_covered()),
+            _ => {
+                cmd.env("IRS_MODE", "enforce").env("IRS_SERIAL", "1").env("IRS_DIVERGENCE", "serial");
+                Coverage::Serialised(self.why_not_covered())
+            }
+        };
+        cmd.env("IRS_REPORT", report);
+        if self.opts.chaos {
+            cmd.env("IRS_CHAOS", "1");
+        }
+        Ok((cmd, coverage))
+    }
+
+    /// Run the program once, with the session's standard input and this process's stdout and
+    /// stderr (Ctrl-C reaches it).
+    pub fn run(&self, index: u64) -> Result<RunReport, ServiceError> {
+        self.run_with(index, None)
+    }
+
+    /// Run the program once, capturing what it prints.
+    pub fn run_captured(&self, index: u64) -> Result<(RunReport, std::process::Output), ServiceError> {
+        let mut out = None;
+        let r = self.run_with(index, Some(&mut out))?;
+        Ok((r, out.expect("captured")))
+    }
+
+    fn run_with(&self, index: u64, capture: Option<&mut Option<std::process::Output>>) -> Result<RunReport, ServiceError> {
+        let report_file = std::env::temp_dir().join(format!("irs-run-{}-{index}.report", std::process::id()));
+        let _ = std::fs::remove_file(&report_file);
+        let (mut cmd, coverage) = self.command(&report_file)?;
+        let mut relay = None;
+        match &self.stdin {
+            Stdin::Captured(bytes) => {
+                cmd.stdin(input::sealed_memfd(bytes)?);
+            }
+            Stdin::Terminal => {}
+            Stdin::Relay(_) => {
+                cmd.stdin(std::process::Stdio::piped());
+            }
+        }
+        let captured = capture.is_some();
+        if captured {
+            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        }
+        let started = Instant::now();
+        let mut child = cmd.spawn().map_err(|e| spawn_err(&self.exe, e))?;
+        if let (Stdin::Relay(head), Some(mut to)) = (&self.stdin, child.stdin.take()) {
+            let head = head.clone();
+            // What was read ahead, then the rest as it comes: nothing the user sent is lost.
+            relay = Some(std::thread::spawn(move || {
+                if to.write_all(&head).is_ok() {
+                    let _ = std::io::copy(&mut std::io::stdin().lock(), &mut to);
+                }
+            }));
+        }
+        let (status, output) = if captured {
+            let out = child.wait_with_output().map_err(|e| spawn_err(&self.exe, e))?;
+            (out.status, Some(out))
+        } else {
+            (crate::launch::wait_for(child).map_err(|e| spawn_err(&self.exe, e))?, None)
+        };
+        let micros = started.elapsed().as_micros() as u64;
+        drop(relay);
+        let left = std::fs::read_to_string(&report_file).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let _ = std::fs::remove_file(&report_file);
+        if let (Some(slot), Some(out)) = (capture, output) {
+            *slot = Some(out);
+        }
+        let state = self.input.as_ref().and_then(|s| state::read_state(&s.state_file()));
+        Ok(RunReport { index, status, micros, coverage, left, state })
+    }
+}
+
+fn program_name(program: &str, args: &[String]) -> String {
+    std::iter::once(program.to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ")
+}
+
+/// Wait until the input's segment holds a prefix (or its verifier gave up).
+pub fn wait_for_prefix(program: &ProgramStore, input: &InputStore, name: String, limit: Duration) -> Result<(), ServiceError> {
+    let started = Instant::now();
+    loop {
+        if in_force(input).is_some() {
+            return Ok(());
+        }
+        match state::status(input) {
+            Status::Finished(s) => {
+                if in_force(input).is_some() {
+                    return Ok(());
+                }
+                let why = s.error.clone().unwrap_or_else(|| format!("it ended ({}) without a prefix", s.verdict.as_deref().unwrap_or(&s.state)));
+                return Err(ServiceError::VerifierFailed { program: name, why });
+            }
+            Status::Stale(_) | Status::None if !queue::queued(program).contains(&input.key) && !worker::running(program) => {
+                return Err(ServiceError::VerifierFailed { program: name, why: format!("its verifier is gone (the worker's log: {})", program.worker_log().display()) });
+            }
+            _ => {}
+        }
+        if started.elapsed() > limit {
+            return Err(ServiceError::NoPrefix { program: name, secs: limit.as_secs_f64(), log: input.log_file().display().to_string() });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `irs run -- prog ARGS` without a prefix: attach, then run the program `repeat` times,
+/// `every` apart.
+pub fn run_under_irs(program: &str, args: &[String], opts: &RunOptions, attached: impl FnMut(&Attach), mut each: impl FnMut(&RunReport)) -> Result<Vec<RunReport>, ServiceError> {
+    let session = Session::attach(program, args, opts, attached)?;
+    let mut out = Vec::new();
+    for index in 0..opts.repeat {
+        if index > 0 && !opts.every.is_zero() {
+            std::thread::sleep(opts.every);
+        }
+        let report = session.run(index)?;
+        each(&report);
+        out.push(report);
+    }
+    Ok(out)
+}
