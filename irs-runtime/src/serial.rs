@@ -51,7 +51,9 @@ struct State {
 
 static ON: AtomicBool = AtomicBool::new(false);
 /// Threads being created whose first registration has not happened yet: a decision waits for
-/// them (a thread about to exist can be the one that runs next).
+/// them (a thread about to exist can be the one that runs next). Every access is SeqCst: it is
+/// changed outside the state's lock and read under it, once per thread creation (never per
+/// event), so the simplest order costs nothing that matters.
 static CREATING: AtomicU32 = AtomicU32::new(0);
 static STATE: Mutex<State> = Mutex::new(State { threads: Vec::new(), turn: None, last: 0, locked: BTreeSet::new(), exited: BTreeSet::new() });
 static CHANGED: Condvar = Condvar::new();

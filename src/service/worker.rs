@@ -48,9 +48,10 @@ pub fn try_lock(program: &ProgramStore) -> Result<Option<WorkerLock>, ServiceErr
     }
 }
 
-/// Is a worker verifying this program's queue?
+/// Is a worker verifying this program's queue? (Asking creates nothing: a program never seen
+/// has no lock file and no worker.)
 pub fn running(program: &ProgramStore) -> bool {
-    matches!(try_lock(program), Ok(None))
+    program.worker_lock().exists() && matches!(try_lock(program), Ok(None))
 }
 
 /// Start a worker for the program unless one runs: `irs worker -- EXE`, detached from this
