@@ -70,8 +70,13 @@ enum Command {
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
         /// File the program reads on stdin (default: nothing).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "input")]
         stdin: Option<PathBuf>,
+        /// Replay on an input `irs run` captured (its key, as `irs status` lists it): its
+        /// arguments, environment, working directory, standard input and the files its
+        /// verification read.
+        #[arg(long, value_name = "KEY")]
+        input: Option<String>,
         /// The program (built by `irs cc`) and its arguments, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -457,9 +462,18 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format_args!("demo: {e}")),
         },
-        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, nondet_values, svcomp, command } => {
+        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, input, nondet_values, svcomp, command } => {
             let policy = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
             let (program, args) = command.split_first().expect("clap requires a program");
+            let stored = match &input {
+                Some(_) if !args.is_empty() => return fail("replay: --input replays the input's own arguments: give the program alone after --"),
+                Some(key) => match irs::service::stored_input(program, key) {
+                    Ok(s) => Some(s),
+                    Err(e) => return fail(format_args!("replay: --input {key}: {e}")),
+                },
+                None => None,
+            };
+            let args: &[String] = stored.as_ref().map_or(args, |s| &s.input.args);
             let sched = match schedule.as_deref().map(irs::replay::read_schedule).transpose() {
                 Ok(s) => s.unwrap_or_default(),
                 Err(e) => return fail(format_args!("replay: {e}")),
@@ -472,6 +486,10 @@ fn main() -> ExitCode {
                 return fail("replay: --timeout must be a positive number of seconds");
             }
             let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), svcomp, ..Default::default() };
+            let options = match &stored {
+                Some(s) => s.exec_options(options),
+                None => options,
+            };
             match irs::replay::replay(program, args, &sched, policy, options, trace_out.as_deref()) {
                 Ok(run) => {
                     print!("{}", irs::trace_view::table(&run.trace));
@@ -544,7 +562,7 @@ fn main() -> ExitCode {
                     Ok(b) => b,
                     Err(e) => return fail(format_args!("verify: cannot read {}: {e}", p.display())),
                 },
-                None => stored.as_ref().map(|s| s.stdin.clone()).unwrap_or_default(),
+                None => Vec::new(),
             };
             let k = k.map(|k| k as usize);
             let opts = irs_verifier::qpor::Options {
@@ -581,12 +599,15 @@ fn main() -> ExitCode {
             if svcomp {
                 replay_args.push_str("--svcomp ");
             }
-            if let Some(s) = stored.as_ref().filter(|s| !s.stdin.is_empty()) {
-                replay_args.push_str(&format!("--stdin {} ", s.store.stdin_file().display()));
+            if let Some(s) = &stored {
+                replay_args.push_str(&format!("--input {} ", s.store.key));
             }
             let shown: Vec<String> = std::iter::once(program.clone()).chain(args.iter().cloned()).collect();
-            let env = stored.as_ref().map(|s| s.input.env.clone());
-            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, env, ..Default::default() };
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, ..Default::default() };
+            let exec = match &stored {
+                Some(s) => s.exec_options(exec),
+                None => exec,
+            };
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
             let result = irs::verify::verify(program, args, opts, exec, &out_dir, schedules_out.as_deref(), publisher.as_mut(), status_file.as_deref(), |s| {
                 if tty {

@@ -30,6 +30,9 @@ pub struct Outcomes {
     pub cpu_seconds: f64,
     /// With `--publish`: why the prefix is not anchored on the default schedule.
     pub anchor_note: Option<String>,
+    /// The files the program opened for reading in the executions explored (part of the
+    /// input, issue 19), as `PATH (N bytes)` or `PATH (absent)`.
+    pub files_read: Vec<String>,
 }
 
 impl Outcomes {
@@ -51,7 +54,11 @@ impl Outcomes {
 
     /// What the verdict covers, in a sentence.
     pub fn covers(&self) -> String {
-        let input = "this input (the arguments, environment and standard input it ran with)";
+        let input = if self.files_read.is_empty() {
+            "this input (the arguments, environment, working directory and standard input it ran with)".to_string()
+        } else {
+            format!("this input (the arguments, environment, working directory and standard input it ran with, and the files it read as they were read: {})", self.files_read.join(", "))
+        };
         match self.verdict() {
             "violation" => format!("a bug found in an execution for {input}; the schedule files reproduce it"),
             "incomplete" => {
@@ -257,6 +264,36 @@ pub fn verify(
 fn verify_inner(
     program: &str,
     args: &[String],
+    opts: qpor::Options,
+    exec: ExecOptions,
+    out_dir: &Path,
+    schedules_out: Option<&Path>,
+    mut publisher: Option<&mut Publisher>,
+    state: &mut Option<(PathBuf, VerifierState)>,
+    progress: impl FnMut(&Stats),
+) -> Result<Outcomes, VerifyCliError> {
+    // Files the program opens for reading are captured at their first open and every
+    // execution reads the capture (issue 19): in the input's directory for a stored input, else
+    // in a directory of this verification's own.
+    let own_captures = exec.input_files.is_none().then(|| std::env::temp_dir().join(format!("irs-verify-{}-files", std::process::id())));
+    let mut exec = exec;
+    if let Some(d) = &own_captures {
+        let _ = std::fs::remove_dir_all(d);
+        exec.input_files = Some(d.clone());
+    }
+    let captures = shared_proto::input_files::FileCaptures::new(exec.input_files.clone().expect("set above"));
+    let result = verify_explore(program, args, opts, exec, out_dir, schedules_out, publisher.as_deref_mut(), state, progress);
+    let files_read = captures.summary();
+    if let Some(d) = &own_captures {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    result.map(|o| Outcomes { files_read, ..o })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_explore(
+    program: &str,
+    args: &[String],
     mut opts: qpor::Options,
     exec: ExecOptions,
     out_dir: &Path,
@@ -314,7 +351,7 @@ fn verify_inner(
         std::fs::write(&path, schedule::format(&b.schedule)).map_err(|e| write_err(&path, e))?;
         schedule_files.push(path);
     }
-    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb(), cpu_seconds: own_cpu_seconds(), anchor_note })
+    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb(), cpu_seconds: own_cpu_seconds(), anchor_note, files_read: Vec::new() })
 }
 
 /// The one JSON object `--json` prints.

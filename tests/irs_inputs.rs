@@ -203,7 +203,13 @@ fn inputs_nothing_can_cover_keep_their_data_and_are_reported() {
     let fast = status(&prog, &[], Some("fast\n"))["this_input"].as_str().unwrap().to_string();
     let o = run(Command::new(irs()).args(["verify", "--first-bug", "--out-dir"]).arg(&d).args(["--input", &fast, "--"]).arg(&prog), None, LONG).unwrap();
     assert_eq!(o.status.code(), Some(1), "{}{}", o.stdout, o.stderr);
-    assert!(o.stdout.contains("found: violation assert") && o.stdout.contains("--stdin "), "{}", o.stdout);
+    assert!(o.stdout.contains("found: violation assert") && o.stdout.contains(&format!("--input {fast} ")), "{}", o.stdout);
+    // Its reproduce line replays the bug on the stored input (arguments, stdin, files).
+    let line = o.stdout.lines().find(|l| l.trim_start().starts_with("reproduce: irs replay")).expect("a reproduce line");
+    let words: Vec<&str> = line.trim_start().trim_start_matches("reproduce: irs ").split_whitespace().collect();
+    let r = run(Command::new(irs()).args(&words), None, LONG).unwrap();
+    assert_eq!(r.status.code(), Some(1), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("outcome: violation assert"), "{}", r.stdout);
     let o = run(Command::new(irs()).args(["verify", "--input", "0123456789abcdef", "--"]).arg(&prog), None, T).unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", o.stderr);
     assert!(o.stderr.contains("no input 0123456789abcdef"), "{}", o.stderr);
@@ -212,4 +218,139 @@ fn inputs_nothing_can_cover_keep_their_data_and_are_reported() {
     assert!(o.status.success() && o.stdout.contains("forgot 2 input(s)"), "{}{}", o.stdout, o.stderr);
     let o = run(Command::new(irs()).arg("status").arg(&prog), None, T).unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", o.stdout);
+}
+
+/// A file the program opens is part of its input: after the `careful` config file is verified,
+/// runs with the file changed to `fast` are another input (queued, never failing under IRS;
+/// the plain build fails), whose own verification finds the bug; the file changed back is the
+/// first input again.
+#[test]
+fn a_file_the_program_opens_selects_the_verification() {
+    let d = scratch("irs_inputs/mode_file");
+    let prog = build(&d, "mode_file");
+    let _f = Forget(prog.clone());
+    let src = repo().join("tests/programs/inputs/mode_file.c");
+    plain_cc(&d, &["-O1", "-pthread", "-o", "plain", &src.display().to_string()]).unwrap();
+    let cfg = d.join("cfg");
+    // A relative name, read from the working directory (part of the input).
+    let irs_run = |extra: &[&str]| run(Command::new(irs()).arg("run").args(extra).arg("--").arg(&prog).arg("cfg").current_dir(&d), None, LONG).unwrap();
+    let status_here = || {
+        let o = run(Command::new(irs()).args(["status", "--json"]).arg(&prog).arg("cfg").current_dir(&d), None, T).unwrap();
+        serde_json::from_str::<serde_json::Value>(o.stdout.trim()).unwrap_or_else(|e| panic!("status --json ({e}): {}{}", o.stdout, o.stderr))
+    };
+    std::fs::write(&cfg, "careful\n").unwrap();
+    let o = irs_run(&["--repeat", "3"]);
+    assert!(o.status.success() && o.stdout.matches("counter=6").count() == 3, "{}{}", o.stdout, o.stderr);
+    wait_until("the careful file is verified", Duration::from_secs(120), || status_here()["status"] == "finished");
+    let careful = status_here();
+    assert_eq!(careful["state"]["verdict"], "safe", "{careful}");
+    let this = careful["inputs"].as_array().unwrap().iter().find(|i| i["this"] == true).unwrap().clone();
+    let read = this["files_read"].to_string();
+    assert!(read.contains(&format!("{} (8 bytes)", cfg.display())), "{careful}");
+    assert!(careful["state"]["covers"].as_str().unwrap().contains("cfg (8 bytes)"), "{careful}");
+
+    std::fs::write(&cfg, "fast\n").unwrap();
+    let o = irs_run(&["--repeat", "40", "--chaos"]);
+    assert!(o.status.success(), "a run under IRS failed: {}{}", o.stdout, o.stderr);
+    assert_eq!(o.stdout.matches("counter=6").count(), 40, "{}", o.stderr);
+    assert!(o.stderr.contains("is not verified yet: queued for verification"), "{}", o.stderr);
+    let mut failed = 0;
+    for _ in 0..500 {
+        if failed > 0 {
+            break;
+        }
+        failed += !run(Command::new(d.join("plain")).arg("cfg").current_dir(&d), None, T).unwrap().status.success() as usize;
+    }
+    assert!(failed > 0, "the plain build never failed in 500 runs: the test shows nothing");
+    wait_until("the fast file's verification finds the bug", Duration::from_secs(120), || violations(&status_here()) > 0);
+    let fast = status_here();
+    assert_ne!(fast["this_input"], careful["this_input"], "{fast}");
+    let inputs = fast["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), 2, "{fast}");
+    let this = inputs.iter().find(|i| i["this"] == true).unwrap();
+    assert_eq!(this["input"]["files"][0]["path"], cfg.display().to_string(), "the file is pinned: {fast}");
+    assert_eq!(inputs.iter().find(|i| i["this"] == false).unwrap()["state"]["verdict"], "safe", "{fast}");
+    let fast_segment = this["segment"].as_str().unwrap().to_string();
+
+    // Changed back: the first verification covers it again.
+    std::fs::write(&cfg, "careful\n").unwrap();
+    assert_eq!(status_here()["this_input"], careful["this_input"]);
+    let o = irs_run(&["--repeat", "2"]);
+    assert!(o.status.success() && o.stdout.matches("counter=6").count() == 2, "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("0 constraints in force") && !o.stderr.contains("queued"), "{}", o.stderr);
+
+    // The runtime's own check, at the open, for a file that changed after `irs run` looked:
+    // run by hand under an input's segment and captures with the other file.
+    let files_of = |s: &serde_json::Value| s["inputs"].as_array().unwrap().iter().find(|i| i["this"] == true).unwrap()["files_dir"].as_str().unwrap().to_string();
+    let (careful_files, fast_files) = (files_of(&careful), files_of(&fast));
+    let by_hand = |segment: &str, files: &str, reaction: &str| {
+        run(
+            Command::new(&prog)
+                .arg("cfg")
+                .current_dir(&d)
+                .env("IRS_MODE", "enforce")
+                .env("IRS_PREFIX", segment)
+                .env("IRS_DIVERGENCE", reaction)
+                .env("IRS_CHAOS", "1")
+                .env("IRS_INPUT_FILES", files),
+            None,
+            T,
+        )
+        .unwrap()
+    };
+    // Inside the fast input's prefix (it keeps constraints: it has a bug), a careful file: the
+    // rest of the run is serialised.
+    let o = by_hand(&fast_segment, &fast_files, "serial");
+    assert!(o.status.success() && o.stdout.contains("counter=6"), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("reads input no verification covers: the file") && o.stderr.contains("holds other bytes") && o.stderr.contains("serialised"), "{}", o.stderr);
+    // Under the careful input's empty prefix every thread runs free: a fast file is reported as
+    // not verified (it cannot be serialised any more), or stops the run.
+    std::fs::write(&cfg, "fast\n").unwrap();
+    let careful_segment = careful["segment"].as_str().unwrap().to_string();
+    let o = by_hand(&careful_segment, &careful_files, "serial");
+    assert!(o.stderr.contains("cannot be serialised: the rest of this run is not verified"), "{}", o.stderr);
+    let o = by_hand(&careful_segment, &careful_files, "stop");
+    assert!(!o.status.success() && o.stdout.is_empty() && o.stderr.contains("stopping (reaction stop)"), "{}{}", o.stdout, o.stderr);
+}
+
+/// What the verification cannot capture is unsupported, by name: a device whose bytes change,
+/// and an existing file both read and written. A missing file is part of the input too.
+#[test]
+fn files_irs_cannot_capture_are_unsupported_by_name() {
+    let d = scratch("irs_inputs/uncapturable");
+    std::fs::write(
+        d.join("rd.c"),
+        r#"#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+int x;
+void *t(void *a) { (void)a; x++; return 0; }
+int main(int argc, char **argv) {
+    int fd = open(argv[1], argc > 2 ? O_RDWR : O_RDONLY);
+    char b[8] = {0};
+    if (fd >= 0) { if (read(fd, b, 4) < 0) return 3; close(fd); }
+    pthread_t th;
+    pthread_create(&th, 0, t, 0);
+    x++;
+    pthread_join(th, 0);
+    printf("%d %s %s\n", x, fd >= 0 ? "open" : "absent", b);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "rd", "rd.c"]).unwrap();
+    std::fs::write(d.join("f"), "abc\n").unwrap();
+    let verify = |args: &[&str]| run(Command::new(irs()).args(["verify", "--"]).arg(d.join("rd")).args(args).current_dir(&d), None, LONG).unwrap();
+    let o = verify(&["/dev/urandom"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("unsupported: open at rd.c:8") && o.stderr.contains("/dev/urandom is not a regular file"), "{}", o.stderr);
+    let o = verify(&["f", "rw"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("is opened for reading and writing"), "{}", o.stderr);
+    let o = verify(&["f"]);
+    assert!(o.status.success() && o.stdout.contains(&format!("{} (4 bytes)", d.join("f").display())), "{}{}", o.stdout, o.stderr);
+    let o = verify(&["missing"]);
+    assert!(o.status.success() && o.stdout.contains(&format!("{} (absent)", d.join("missing").display())), "{}{}", o.stdout, o.stderr);
 }

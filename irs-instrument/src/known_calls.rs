@@ -17,8 +17,10 @@ impl RoutedCall {
     /// route this call too? Thread creation must: the runtime gives every thread its logical id
     /// and sets its flag. Exit too, so that the runtime always learns that a thread ended.
     /// Mutex operations and joins of such a thread need nothing from the runtime.
+    /// A file opened for reading is checked against the verified input in every thread, also
+    /// in one that runs free (issue 19).
     pub fn needed_when_free(&self) -> bool {
-        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit)
+        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen)
     }
 }
 
@@ -63,6 +65,17 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "pthread_key_delete", wrapper: "__irs_pthread_key_delete", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_getspecific", wrapper: "__irs_pthread_getspecific", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_setspecific", wrapper: "__irs_pthread_setspecific", kind: SiteKind::ThreadQuery },
+    // A file opened for reading is part of the input (issue 19): served from the verification's
+    // capture in EXPLORE, compared with it in ENFORCE. `open` and `openat` are variadic: their
+    // wrappers take the mode as a fixed argument (0 when the call has none).
+    RoutedCall { name: "open", wrapper: "__irs_open", kind: SiteKind::InputOpen },
+    RoutedCall { name: "open64", wrapper: "__irs_open", kind: SiteKind::InputOpen },
+    RoutedCall { name: "openat", wrapper: "__irs_openat", kind: SiteKind::InputOpen },
+    RoutedCall { name: "openat64", wrapper: "__irs_openat", kind: SiteKind::InputOpen },
+    RoutedCall { name: "fopen", wrapper: "__irs_fopen", kind: SiteKind::InputOpen },
+    RoutedCall { name: "fopen64", wrapper: "__irs_fopen", kind: SiteKind::InputOpen },
+    RoutedCall { name: "freopen", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
+    RoutedCall { name: "freopen64", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
 ];
 
 pub fn routed_call(name: &str) -> Option<&'static RoutedCall> {
@@ -88,7 +101,16 @@ pub fn violation_call(name: &str) -> Option<ViolationKind> {
 pub fn unsupported_call(name: &str) -> bool {
     const PREFIXES: &[&str] = &["pthread_cond_", "pthread_rwlock_", "pthread_barrier_", "pthread_spin_", "sem_", "thrd_", "mtx_", "cnd_", "tss_"];
     const NAMES: &[&str] = &["pthread_once", "pthread_cancel", "pthread_kill", "pthread_mutex_timedlock", "pthread_mutexattr_settype", "pthread_mutexattr_setrobust", "pthread_mutex_consistent", "call_once", "pthread_setcancelstate", "pthread_testcancel", "pthread_yield", "sched_yield"];
-    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)
+    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name) || reads_from_outside(name)
+}
+
+/// Calls through which a program reads bytes from outside that irs cannot capture as part of
+/// the input (issue 19: sockets, pipes, other processes): verifying a program that reads them
+/// would explore bytes that differ from run to run, so they are unsupported like the calls
+/// above. Files opened by name are part of the input (routed, see `ROUTED_CALLS`).
+fn reads_from_outside(name: &str) -> bool {
+    const NAMES: &[&str] = &["socket", "socketpair", "accept", "accept4", "recv", "recvfrom", "recvmsg", "pipe", "pipe2", "mkfifo", "popen"];
+    NAMES.contains(&name)
 }
 
 /// May a call to `callee` keep (capture) the pointer passed as argument `arg`?
@@ -134,5 +156,8 @@ mod tests {
         assert_eq!(violation_call("exit"), None);
         assert!(unsupported_call("pthread_cond_wait") && unsupported_call("sem_post") && unsupported_call("pthread_once"));
         assert!(!unsupported_call("pthread_mutex_lock") && !unsupported_call("pthread_attr_init"));
+        assert!(unsupported_call("socket") && unsupported_call("popen") && !unsupported_call("read"));
+        assert_eq!(routed_call("fopen").unwrap().wrapper, "__irs_fopen");
+        assert!(routed_call("open64").unwrap().needed_when_free());
     }
 }

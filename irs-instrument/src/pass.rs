@@ -465,6 +465,13 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 let callee = unsafe { FunctionValue::new(callee.raw()) }.expect("callee is a function");
                 let ty = callee.get_type();
                 let mut params: Vec<BasicMetadataTypeEnum> = ty.get_param_types();
+                let fixed = params.len() as u32;
+                // A variadic callee (`open`, `openat`): its one optional argument, the mode, is a
+                // fixed `i32` of the wrapper, 0 when the call has none.
+                let variadic = ty.is_var_arg();
+                if variadic {
+                    params.push(self.context.i32_type().into());
+                }
                 params.push(self.context.i64_type().into());
                 let wrapper_ty = match ty.get_return_type() {
                     Some(r) => inkwell::types::BasicType::fn_type(&r, &params, false),
@@ -472,9 +479,21 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 };
                 let w = self.module.get_function(wrapper).unwrap_or_else(|| self.module.add_function(wrapper, wrapper_ty, None));
                 let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
-                for i in 0..inst.call_arg_count() {
+                let given = if variadic { inst.call_arg_count().min(fixed) } else { inst.call_arg_count() };
+                for i in 0..given {
                     let op = self.inst(inst).get_operand(i).and_then(|o| o.value()).ok_or_else(|| self.err("call argument"))?;
                     args.push(op.into());
+                }
+                if variadic {
+                    self.builder.position_before(&self.inst(inst));
+                    let mode = match self.inst(inst).get_operand(fixed).and_then(|o| o.value()) {
+                        Some(inkwell::values::BasicValueEnum::IntValue(v)) if inst.call_arg_count() > fixed => self
+                            .builder
+                            .build_int_cast(v, self.context.i32_type(), "irs.mode")
+                            .map_err(|e| self.err(e))?,
+                        _ => self.context.i32_type().const_zero(),
+                    };
+                    args.push(mode.into());
                 }
                 args.push(self.site_const(site));
                 self.builder.position_before(&self.inst(inst));

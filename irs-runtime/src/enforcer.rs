@@ -14,8 +14,9 @@
 //! briefly, then parks on the counter with a futex that the writer only wakes when someone is
 //! parked. Cutoff vectors published later (smaller ones) are adopted at once, also by waiting
 //! threads, which re-read the cutoff at least every few milliseconds. An event whose site is not
-//! the table's means the run has left the verified trace: by policy, report it once and release
-//! every constraint (`warn`), or stop.
+//! the table's means the run has left the verified trace, and a file read that is not the
+//! verified input's means the run is on another input (`input_files`): report it once and react
+//! by policy (serialise the rest, stop, or release every constraint).
 
 use crate::futex;
 use crate::program_info::ProgramInfo;
@@ -359,31 +360,70 @@ fn become_free(me: &Me) {
     }
 }
 
-/// The run left the verified trace at `(t, k)`: report it (once), then react by the policy.
-/// Returns whether the calling thread is serialised from here on.
-fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<SiteId>) -> bool {
-    let name = |s: Option<SiteId>| s.and_then(|s| e.sites.get(&s).cloned()).unwrap_or_else(|| "the thread's end".into());
+/// What the reaction does, in words, for the report.
+fn reaction_text(policy: Divergence) -> &'static str {
+    match policy {
+        Divergence::Stop => "stopping (reaction stop)",
+        Divergence::Serial => "the rest of this run is serialised (one thread at a time; not verified)",
+        Divergence::Free => "releasing every constraint for the rest of this run (reaction free: not verified)",
+    }
+}
+
+/// Say (once per run) that the run is somewhere no verification covers: on stderr, and to `irs
+/// run` (`IRS_REPORT`).
+fn report_once(e: &Enforcer, line: &str) {
     if !e.reported.swap(true, Ordering::Relaxed) {
-        let line = format!(
-            "left the verified trace at T{t}#{k}: it does {}, the trace did {}; {}",
-            name(got),
-            name(expected),
-            match e.policy {
-                Divergence::Stop => "stopping (reaction stop)",
-                Divergence::Serial => "the rest of this run is serialised (one thread at a time; not verified)",
-                Divergence::Free => "releasing every constraint for the rest of this run (reaction free: not verified)",
-            }
-        );
         eprintln!("irs-runtime: this run {line}");
         if let Some(p) = &e.report {
             let _ = std::fs::write(p, format!("{line}\n"));
         }
     }
+}
+
+/// The run left the verified trace at `(t, k)`: report it (once), then react by the policy.
+/// Returns whether the calling thread is serialised from here on.
+fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<SiteId>) -> bool {
+    let name = |s: Option<SiteId>| s.and_then(|s| e.sites.get(&s).cloned()).unwrap_or_else(|| "the thread's end".into());
+    report_once(e, &format!("left the verified trace at T{t}#{k}: it does {}, the trace did {}; {}", name(got), name(expected), reaction_text(e.policy)));
+    // No thread has passed its barrier (this one has not completed its part of the cutoff), so
+    // every thread of the run still calls back: all can take part in a serialisation.
+    react(e, Some(t))
+}
+
+/// The run reads input its verification did not (a file that differs from the verified one,
+/// or one no verified execution opened; `input_files`), before the program has read a byte of
+/// it: report it and react. Serialising needs every thread to still call back, which holds
+/// while the calling thread is inside its part of the prefix in force (no thread can have
+/// passed the barrier then); past it, threads may already run free, and the rest of the run
+/// cannot be serialised: it is reported as not verified, and runs on (or stops, by `stop`).
+pub fn input_diverged(why: &str) {
+    let Some(e) = ENFORCER.get() else { return };
+    if crate::serial::on() {
+        return;
+    }
+    let inside = ME.with(|me| match me.tid.get() {
+        Some(t) if !me.free.get() => me.k.get() < my_cut(e, me, t),
+        _ => false,
+    });
+    if inside || e.policy != Divergence::Serial {
+        report_once(e, &format!("reads input no verification covers: {why}; {}", reaction_text(e.policy)));
+        // Serialised: the calling thread takes part under its own id (`serial::begin`).
+        react(e, ME.with(|me| me.tid.get()));
+    } else {
+        report_once(e, &format!("reads input no verification covers: {why}; its threads already run past the verified prefix, so the rest cannot be serialised: the rest of this run is not verified"));
+        e.released.store(true, Ordering::Release);
+        for c in e.counters.iter() {
+            futex::wake_all(&c.done);
+        }
+    }
+}
+
+/// React to a run no verification covers any more, by the policy; `t`: the calling thread.
+/// Returns whether the run is serialised from here on.
+fn react(e: &Enforcer, t: Option<u32>) -> bool {
     match e.policy {
         Divergence::Stop => std::process::abort(),
         Divergence::Serial => {
-            // No thread has passed its barrier (this one has not completed its part of the
-            // cutoff), so every thread of the run still calls back: all take part.
             // Acquire: pairs with the release in `start_thread`.
             let threads = e.counters.iter().map(|c| match (c.started.load(Ordering::Acquire), c.done.load(Ordering::Acquire)) {
                 (false, _) => None,
@@ -391,7 +431,7 @@ fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<S
                 (true, _) => Some(true),
             });
             let exited = e.counters.iter().filter(|c| c.done.load(Ordering::Acquire) == u32::MAX).map(|c| c.handle.load(Ordering::Relaxed)).filter(|&h| h != 0).collect();
-            crate::serial::begin(threads.collect(), exited, Some(t));
+            crate::serial::begin(threads.collect(), exited, t);
         }
         Divergence::Free => e.released.store(true, Ordering::Release),
     }

@@ -19,6 +19,7 @@ mod chaos;
 mod enforcer;
 mod explore_server;
 mod futex;
+mod input_files;
 pub mod fiber;
 pub mod fiber_tls;
 mod mode;

@@ -56,6 +56,7 @@ pub unsafe extern "C" fn __irs_start(
     if mode == Mode::Off {
         return user_main(argc, argv, envp);
     }
+    crate::input_files::init();
     if mode == Mode::Chaos {
         mode::set(mode);
         thread_flag::set_active(true);

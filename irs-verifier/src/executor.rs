@@ -60,11 +60,16 @@ pub struct Options {
     /// The whole environment every execution sees (the input's, issue 19); `None`: this
     /// process's. The executor's own `IRS_*` variables are added either way.
     pub env: Option<Vec<(String, String)>>,
+    /// Where the files the program opens for reading are captured and read from
+    /// (`shared_proto::input_files`; issue 19); `None`: the disk, as it is at each open.
+    pub input_files: Option<PathBuf>,
+    /// The working directory of every execution (the input's); `None`: this process's.
+    pub cwd: Option<PathBuf>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, env: None }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, env: None, input_files: None, cwd: None }
     }
 }
 
@@ -307,7 +312,12 @@ impl Executor {
             (buffer_file.as_raw_fd(), FD_BUFFER),
             (stdin_file.as_raw_fd(), FD_STDIN),
         ];
-        let mut cmd = Command::new(program);
+        // A relative program name is the caller's, not the input's working directory's.
+        let program_path = match &options.cwd {
+            Some(_) => std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf()),
+            None => program.to_path_buf(),
+        };
+        let mut cmd = Command::new(&program_path);
         if let Some(env) = &options.env {
             cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
         }
@@ -342,6 +352,13 @@ impl Executor {
         }
         if options.fork_each {
             cmd.env(proto::ENV_FORK_EACH, "1");
+        }
+        cmd.env_remove(shared_proto::input_files::ENV_DIR);
+        if let Some(dir) = &options.input_files {
+            cmd.env(shared_proto::input_files::ENV_DIR, dir);
+        }
+        if let Some(dir) = &options.cwd {
+            cmd.current_dir(dir);
         }
         let mut server = cmd.spawn().map_err(|source| ExecError::Spawn { program: name.clone(), source })?;
         drop((req_r, resp_w, stdin_file));

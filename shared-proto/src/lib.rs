@@ -2,8 +2,8 @@
 //!
 //! Ids are newtypes ([`ThreadId`], [`SiteId`], [`ProgramId`]); sites describe instrumented
 //! instructions ([`site`]); the pass embeds one [`module_descriptor::ModuleDescriptor`] per
-//! instrumented module; the runtime writes [`trace::Trace`] files. Nothing here touches LLVM or
-//! the operating system.
+//! instrumented module; the runtime writes [`trace::Trace`] files; an input's file captures are laid out by
+//! [`input_files`]. Nothing here touches LLVM; the operating system only through files.
 
 pub mod abi;
 pub mod access_kind;
@@ -13,6 +13,7 @@ pub mod event;
 pub mod explore_buffer;
 pub mod explore_protocol;
 pub mod hash;
+pub mod input_files;
 pub mod le;
 pub mod ids;
 pub mod logical_addr;

@@ -35,6 +35,9 @@ pub enum SiteKind {
     Nondet,
     /// A call of a function EXPLORE does not model (condition variables, semaphores, ...).
     Unsupported,
+    /// `open`, `openat`, `fopen`, `freopen`: a file opened for reading is part of the input
+    /// (issue 19; `shared_proto::input_files`).
+    InputOpen,
 }
 
 impl SiteKind {
@@ -58,6 +61,7 @@ impl SiteKind {
             SiteKind::Atomic => "atomic",
             SiteKind::Nondet => "nondet",
             SiteKind::Unsupported => "unsupported-call",
+            SiteKind::InputOpen => "input-open",
         }
     }
 

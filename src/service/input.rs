@@ -1,7 +1,8 @@
 //! What a verification covers (DESIGN §4 "Inputs"; issue 19): one *input* of the program, that
 //! is its arguments, its environment (all of it but irs's own `IRS_*` variables, or a subset the
-//! user names) and every byte it reads on standard input. An input is named by an
-//! [`InputKey`]; each input has its own verification (see `store`).
+//! user names), its working directory, every byte it reads on standard input and the files it
+//! opens for reading (see `files`). An input is named by an [`InputKey`]; each input has its
+//! own verification (see `store`).
 //!
 //! Standard input is captured before `main`: `irs run` reads it to its end (a regular file, a
 //! pipe, a socket; at most a capture limit) and serves the program the captured bytes from a
@@ -82,6 +83,32 @@ pub enum StdinContent {
     Bytes { len: u64, hash: u64 },
 }
 
+/// What a file held when it was pinned into an input (see `files`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileContent {
+    /// There was no file by that name.
+    Absent,
+    /// These many bytes, with this hash (the bytes are the capture in the input's `files/`).
+    Bytes { len: u64, hash: u64 },
+}
+
+impl FileContent {
+    pub fn of(bytes: Option<&[u8]>) -> FileContent {
+        match bytes {
+            None => FileContent::Absent,
+            Some(b) => FileContent::Bytes { len: b.len() as u64, hash: shared_proto::hash::stable_hash(b) },
+        }
+    }
+}
+
+/// A file the program reads, with what it held, part of the input's identity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinnedFile {
+    /// Absolute and normalised (`shared_proto::input_files::normalise`).
+    pub path: String,
+    pub content: FileContent,
+}
+
 /// One input of a program.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Input {
@@ -91,6 +118,15 @@ pub struct Input {
     pub env: Vec<(String, String)>,
     pub env_selection: EnvSelection,
     pub stdin: StdinContent,
+    /// The working directory (relative file names are read from it).
+    #[serde(default)]
+    pub cwd: String,
+    /// Files pinned when the input was made: where an earlier verification of the same
+    /// arguments, environment and stdin read files that now hold other bytes, the new input is
+    /// those files as they are now (sorted by path). Files its own verification reads first are
+    /// captured in its `files/` directory and checked by every run, without being pinned here.
+    #[serde(default)]
+    pub files: Vec<PinnedFile>,
 }
 
 impl Input {
@@ -105,9 +141,12 @@ impl Input {
         env
     }
 
+    /// The input of a run with these arguments, environment and standard input, in this
+    /// process's working directory, with no file pinned.
     pub fn new(args: &[String], env: Vec<(String, String)>, env_selection: EnvSelection, stdin: &[u8]) -> Input {
         let stdin = if stdin.is_empty() { StdinContent::Empty } else { StdinContent::Bytes { len: stdin.len() as u64, hash: shared_proto::hash::stable_hash(stdin) } };
-        Input { args: args.to_vec(), env, env_selection, stdin }
+        let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+        Input { args: args.to_vec(), env, env_selection, stdin, cwd, files: Vec::new() }
     }
 
     /// The variables the key covers.
@@ -138,13 +177,35 @@ impl Input {
                 field(&hash.to_le_bytes());
             }
         }
+        field(b"cwd");
+        field(self.cwd.as_bytes());
+        if !self.files.is_empty() {
+            field(b"files");
+            for f in &self.files {
+                field(f.path.as_bytes());
+                match &f.content {
+                    FileContent::Absent => field(b"absent"),
+                    FileContent::Bytes { len, hash } => {
+                        field(&len.to_le_bytes());
+                        field(&hash.to_le_bytes());
+                    }
+                }
+            }
+        }
         InputKey(h.finish())
     }
 
     /// Does a verification of `self` cover `other`? Same arguments, same selected variables,
-    /// same standard input (its bytes are compared by the caller, see `store`).
+    /// same standard input (its bytes are compared by the caller, see `store`), same working
+    /// directory and pinned files.
     pub fn same_as(&self, other: &Input) -> bool {
-        self.args == other.args && self.stdin == other.stdin && self.selected_env().eq(other.selected_env())
+        self.same_base(other) && self.files == other.files
+    }
+
+    /// The same input but for the files pinned: the same arguments, selected variables,
+    /// standard input and working directory.
+    pub fn same_base(&self, other: &Input) -> bool {
+        self.args == other.args && self.stdin == other.stdin && self.cwd == other.cwd && self.selected_env().eq(other.selected_env())
     }
 
     /// One line for people: the arguments, the standard input, how many variables.
@@ -158,7 +219,11 @@ impl Input {
             EnvSelection::All => format!("{} environment variables", self.selected_env().count()),
             EnvSelection::Only(names) => format!("environment {}", names.iter().map(|n| format!("{n}={}", self.env.iter().find(|(k, _)| k == n).map_or("(unset)", |(_, v)| v.as_str()))).collect::<Vec<_>>().join(" ")),
         };
-        format!("{args}, {stdin}, {env}")
+        let files = match self.files.len() {
+            0 => String::new(),
+            n => format!(", {n} file(s) pinned ({})", self.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")),
+        };
+        format!("{args}, {stdin}, {env}{files}")
     }
 }
 

@@ -1,7 +1,9 @@
 //! The IRS service (DESIGN §1, §4 and §8 "Publishing"; issues 6 and 19): what keeps a program
 //! running under verified prefixes while its verification goes on in the background.
 //!
-//! - [`input`]: what a verification covers (arguments, environment, standard input) and its key;
+//! - [`input`]: what a verification covers (arguments, environment, working directory, standard
+//!   input, files) and its key;
+//! - [`files`]: which input a run is on, given the files its verification read as they are now;
 //! - [`store`]: where each input's verification lives (input, state, log, bugs, segment);
 //! - [`state`]: what a background verifier says about itself (running, finished, stale);
 //! - [`queue`] and [`worker`]: inputs waiting for verification, verified one after another by
@@ -10,6 +12,7 @@
 //! - [`session`]: `irs run`: find the verification of the run's input, or queue it and wait, or
 //!   react (serialise, stop, run free).
 
+pub mod files;
 pub mod input;
 pub mod publish;
 pub mod queue;
@@ -111,6 +114,16 @@ pub struct StoredInput {
     pub store: InputStore,
     pub input: input::Input,
     pub stdin: Vec<u8>,
+}
+
+impl StoredInput {
+    /// `exec` with this input: its environment and standard input, its files read from the
+    /// captures of its verification, in its working directory (the arguments are the caller's
+    /// to pass: `self.input.args`).
+    pub fn exec_options(&self, exec: ExecOptions) -> ExecOptions {
+        let cwd = Some(std::path::PathBuf::from(&self.input.cwd)).filter(|d| !d.as_os_str().is_empty());
+        ExecOptions { stdin: self.stdin.clone(), env: Some(self.input.env.clone()), input_files: Some(self.store.files_dir()), cwd, ..exec }
+    }
 }
 
 /// The stored input `key` of `program`.

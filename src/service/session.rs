@@ -15,7 +15,7 @@
 use super::input::{self, EnvSelection, Input, StdinCapture};
 use super::state::{self, Status, VerifierState};
 use super::store::{InputStore, ProgramStore};
-use super::{in_force, queue, worker, InForce, ServiceError};
+use super::{files, in_force, queue, worker, InForce, ServiceError};
 use crate::replay::ReplayError;
 use shared_proto::ProgramId;
 use std::io::Write;
@@ -158,10 +158,22 @@ impl Session {
                 return session.refuse_if_stop();
             }
         };
-        let input = Input::new(args, Input::current_env(), opts.env.clone(), &bytes);
+        let base = Input::new(args, Input::current_env(), opts.env.clone(), &bytes);
         let pstore = ProgramStore::of(id);
+        let (input, pins) = match files::find(&pstore, base, opts.capture_limit) {
+            Ok(files::Found::Stored(input)) => (input, Vec::new()),
+            Ok(files::Found::New { input, pins }) => (input, pins),
+            Err(why) => {
+                attached(&Attach::Uncoverable(why.clone()));
+                session.uncoverable = Some(why);
+                return session.refuse_if_stop();
+            }
+        };
         let store = pstore.input(input.key());
-        if let Err(e) = pstore.create().and_then(|_| store.save(&input, &bytes)) {
+        let kept = pstore.create().and_then(|_| store.save(&input, &bytes)).and_then(|_| {
+            files::pin(&store, &pins).map_err(|e| super::store::StoreError::Write { path: store.files_dir().display().to_string(), reason: e.to_string() })
+        });
+        if let Err(e) = kept {
             let why = format!("the input cannot be kept for verification ({e})");
             attached(&Attach::Uncoverable(why.clone()));
             session.uncoverable = Some(why);
@@ -220,15 +232,30 @@ impl Session {
                 cmd.env_remove(k);
             }
         }
-        let coverage = match (self.prefix(), &self.input) {
-            (Some(p), Some(store)) => {
+        // A file the input's verification read that holds other bytes now: this run is on
+        // another input (the next `irs run` finds or queues its verification).
+        let changed = self.input.as_ref().and_then(|s| files::changed(s, self.opts.capture_limit));
+        let coverage = match (self.prefix(), &self.input, changed) {
+            (Some(p), Some(store), None) => {
                 cmd.env("IRS_MODE", "enforce").env("IRS_PREFIX", store.segment()).env("IRS_DIVERGENCE", self.opts.reaction.name());
+                // Every file the run opens for reading is compared with the verified one.
+                cmd.env(shared_proto::input_files::ENV_DIR, store.files_dir()).env(shared_proto::input_files::ENV_LIMIT, self.opts.capture_limit.to_string());
                 Coverage::Verified(p)
             }
-            _ if self.opts.reaction == Reaction::Free => Coverage::Unverified(self.why_not_covered()),
-            _ => {
-                cmd.env("IRS_MODE", "enforce").env("IRS_SERIAL", "1").env("IRS_DIVERGENCE", "serial");
-                Coverage::Serialised(self.why_not_covered())
+            (_, _, changed) => {
+                let why = match changed {
+                    Some(c) => format!("{c} (it changed since this `irs run` began; the next one finds or queues its verification)"),
+                    None => self.why_not_covered(),
+                };
+                if self.opts.reaction == Reaction::Stop {
+                    return Err(ServiceError::NotCovered(why));
+                }
+                if self.opts.reaction == Reaction::Free {
+                    Coverage::Unverified(why)
+                } else {
+                    cmd.env("IRS_MODE", "enforce").env("IRS_SERIAL", "1").env("IRS_DIVERGENCE", "serial");
+                    Coverage::Serialised(why)
+                }
             }
         };
         cmd.env("IRS_REPORT", report);

@@ -27,8 +27,15 @@ pub fn status_report(program: &str, args: &[String], env: EnvSelection) -> Resul
         StdinCapture::Captured(b) => (Some(b), None),
         StdinCapture::Uncapturable { why, .. } => (None, Some(why)),
     };
-    let this = stdin.map(|b| Input::new(args, Input::current_env(), env, &b).key());
     let program = ProgramStore::of(id);
+    // Which input the files on disk make it (as `irs run` finds it; `files`).
+    let this = stdin.map(|b| {
+        let base = Input::new(args, Input::current_env(), env, &b);
+        match super::files::find(&program, base.clone(), input::DEFAULT_CAPTURE_LIMIT) {
+            Ok(super::files::Found::Stored(i)) | Ok(super::files::Found::New { input: i, .. }) => i.key(),
+            Err(_) => base.key(),
+        }
+    });
     Ok(StatusReport { id, this, note, inputs: inputs(id), queue: queue::queued(&program), worker: worker::running(&program) })
 }
 
@@ -48,6 +55,8 @@ impl StatusReport {
                 "queued": i.queued,
                 "constraints_in_force": i.in_force.as_ref().map(|p| p.constraints),
                 "segment": i.store.segment(),
+                "files_read": i.store.captures().summary(),
+                "files_dir": i.store.files_dir(),
             })
         };
         let this = self.this_input();
@@ -84,6 +93,10 @@ impl StatusReport {
             let mark = if Some(i.store.key) == self.this { "* " } else { "  " };
             let what = i.input.as_ref().map_or("(unreadable input)".to_string(), Input::describe);
             let _ = writeln!(out, "{mark}input {}{}: {what}", i.store.key, if mark == "* " { " (this command's input)" } else { "" });
+            let read = i.store.captures().summary();
+            if !read.is_empty() {
+                let _ = writeln!(out, "    files its verification read: {}", read.join(", "));
+            }
             let st = i.status.state().cloned().unwrap_or_default();
             let verifier = match &i.status {
                 Status::None if i.queued => "queued, not started".to_string(),
@@ -115,3 +128,4 @@ impl StatusReport {
         out
     }
 }
+

@@ -109,6 +109,13 @@ impl InputStore {
     pub fn bugs_dir(&self) -> PathBuf {
         self.dir.join("bugs")
     }
+    /// The captures of the files the input's verification read (`shared_proto::input_files`).
+    pub fn files_dir(&self) -> PathBuf {
+        self.dir.join("files")
+    }
+    pub fn captures(&self) -> shared_proto::input_files::FileCaptures {
+        shared_proto::input_files::FileCaptures::new(self.files_dir())
+    }
     /// The input's prefix: a segment in shared memory, mapped by running programs.
     pub fn segment(&self) -> PathBuf {
         PathBuf::from(format!("/dev/shm/irs-{}-{}", self.program, self.key))

@@ -1,0 +1,233 @@
+//! The files an input's verification read (DESIGN §4 "Inputs"; issue 19): a directory of
+//! captures, one entry per file path the program opened for reading, shared by the three sides
+//! that use it:
+//! - the verifier's runs (EXPLORE) read every such file from its capture, taken at the first
+//!   open, so that every execution explores the same bytes, and add an entry for each path they
+//!   open first;
+//! - a production run under the input's verification (ENFORCE) compares what it opens with the
+//!   capture before the program reads a byte, and reads the capture it was compared with;
+//! - `irs run` checks the captures against the disk before each run, to find the input's
+//!   verification (a changed file is another input).
+//!
+//! An entry is `<h>.path` (the path, as text) and either `<h>.data` (the bytes) or `<h>.none`
+//! (no file by that name: opening it failed), `h` a hash of the path. Entries are written to a
+//! temporary name and renamed, so a reader sees a whole capture or none; once written, an entry
+//! never changes. Paths are absolute and lexically normalised (`.` and `..` removed, symbolic
+//! links not followed): a relative name is taken from the working directory it was opened in.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// The directory of the captures, as the runtime finds it (set by the executor and `irs run`).
+pub const ENV_DIR: &str = "IRS_INPUT_FILES";
+/// The largest file captured, in bytes (default [`DEFAULT_LIMIT`]).
+pub const ENV_LIMIT: &str = "IRS_CAPTURE_LIMIT";
+/// The default capture limit, for files and standard input alike.
+pub const DEFAULT_LIMIT: u64 = 16 << 20;
+
+/// What the verification found under a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Captured {
+    /// These bytes, kept in this file of the directory.
+    Bytes(PathBuf),
+    /// No file: opening it failed with "no such file".
+    Absent,
+}
+
+/// The captures of one input's verification.
+#[derive(Clone, Debug)]
+pub struct FileCaptures {
+    dir: PathBuf,
+}
+
+/// `path` made absolute against `base` (a directory) and normalised lexically.
+pub fn normalise(base: &Path, path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    let joined = if path.is_absolute() { path.to_path_buf() } else { base.join(path) };
+    for c in joined.components() {
+        match c {
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    out
+}
+
+fn entry_name(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    format!("{:016x}", crate::hash::stable_hash(path.as_os_str().as_bytes()))
+}
+
+impl FileCaptures {
+    pub fn new(dir: impl Into<PathBuf>) -> FileCaptures {
+        FileCaptures { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The capture of `path` (normalised), if the verification has one.
+    pub fn lookup(&self, path: &Path) -> Option<Captured> {
+        let name = entry_name(path);
+        let data = self.dir.join(format!("{name}.data"));
+        if data.exists() {
+            return Some(Captured::Bytes(data));
+        }
+        self.dir.join(format!("{name}.none")).exists().then_some(Captured::Absent)
+    }
+
+    /// Keep `bytes` as the capture of `path` (or, with `None`, that there is no such file). An
+    /// entry already there stays (the first capture is the one every run has read).
+    pub fn record(&self, path: &Path, bytes: Option<&[u8]>) -> std::io::Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        if self.lookup(path).is_some() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.dir)?;
+        let name = entry_name(path);
+        // SAFETY: getpid has no preconditions.
+        let tmp = |what: &str| self.dir.join(format!(".{name}.{what}.{}", unsafe { libc::getpid() }));
+        let write = |what: &str, content: &[u8]| -> std::io::Result<()> {
+            let t = tmp(what);
+            let mut f = std::fs::File::create(&t)?;
+            f.write_all(content)?;
+            f.sync_data().ok();
+            std::fs::rename(&t, self.dir.join(format!("{name}.{what}")))
+        };
+        write("path", path.as_os_str().as_bytes())?;
+        match bytes {
+            Some(b) => write("data", b),
+            None => write("none", b""),
+        }
+    }
+
+    /// Every capture, by path (sorted).
+    pub fn list(&self) -> Vec<(PathBuf, Captured)> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out: Vec<(PathBuf, Captured)> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.strip_suffix(".path")?.to_string();
+                let path = PathBuf::from(std::ffi::OsStr::from_bytes(&std::fs::read(e.path()).ok()?));
+                (entry_name(&path) == name).then_some(())?;
+                Some((path.clone(), self.lookup(&path)?))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Every capture, as `PATH (N bytes)` or `PATH (absent)`, for people.
+    pub fn summary(&self) -> Vec<String> {
+        self.list()
+            .into_iter()
+            .map(|(p, c)| match c {
+                Captured::Bytes(d) => format!("{} ({} bytes)", p.display(), std::fs::metadata(d).map_or(0, |m| m.len())),
+                Captured::Absent => format!("{} (absent)", p.display()),
+            })
+            .collect()
+    }
+
+    /// Does the disk hold what every capture says, now? The first path that differs, and how.
+    pub fn first_difference(&self, limit: u64) -> Option<(PathBuf, String)> {
+        self.list().into_iter().find_map(|(path, captured)| differs(&path, &captured, limit).map(|why| (path, why)))
+    }
+}
+
+/// What the file at `path` holds now: its bytes (`Ok(None)`: there is none), or why it cannot
+/// be read as an input (not a regular file, longer than `limit`, unreadable).
+pub fn read_input_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => return Ok(None),
+        Err(e) => return Err(format!("cannot be read ({e})")),
+    };
+    let meta = f.metadata().map_err(|e| format!("cannot be read ({e})"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file (its bytes cannot be captured)".into());
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot be read ({e})"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("is longer than the capture limit ({limit} bytes)"));
+    }
+    Ok(Some(bytes))
+}
+
+/// How the file at `path` differs from its capture now, if it does.
+pub fn differs(path: &Path, captured: &Captured, limit: u64) -> Option<String> {
+    let now = match read_input_file(path, limit) {
+        Ok(now) => now,
+        Err(why) => return Some(why),
+    };
+    match (captured, now) {
+        (Captured::Absent, None) => None,
+        (Captured::Absent, Some(_)) => Some("exists now; the verified input had no such file".into()),
+        (Captured::Bytes(_), None) => Some("is gone; the verified input had it".into()),
+        (Captured::Bytes(data), Some(now)) => match std::fs::read(data) {
+            Ok(verified) if verified == now => None,
+            Ok(verified) => Some(format!("holds other bytes than the verified input's ({} bytes now, {} verified)", now.len(), verified.len())),
+            Err(e) => Some(format!("its verified copy cannot be read ({e})")),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("irs-input-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn paths_are_made_absolute_and_normal() {
+        assert_eq!(normalise(Path::new("/home/u"), Path::new("cfg")), PathBuf::from("/home/u/cfg"));
+        assert_eq!(normalise(Path::new("/home/u"), Path::new("./a/../b//c")), PathBuf::from("/home/u/b/c"));
+        assert_eq!(normalise(Path::new("/x"), Path::new("/etc/./app.conf")), PathBuf::from("/etc/app.conf"));
+        assert_eq!(normalise(Path::new("/"), Path::new("../../x")), PathBuf::from("/x"));
+    }
+
+    #[test]
+    fn captures_are_kept_listed_and_compared_with_the_disk() {
+        let d = scratch("caps");
+        let caps = FileCaptures::new(d.join("files"));
+        let cfg = d.join("cfg");
+        std::fs::write(&cfg, b"careful\n").unwrap();
+        let gone = d.join("gone");
+        assert_eq!(caps.lookup(&cfg), None);
+        caps.record(&cfg, Some(b"careful\n")).unwrap();
+        caps.record(&gone, None).unwrap();
+        // The first capture stays.
+        caps.record(&cfg, Some(b"fast\n")).unwrap();
+        let Some(Captured::Bytes(data)) = caps.lookup(&cfg) else { panic!("no capture") };
+        assert_eq!(std::fs::read(data).unwrap(), b"careful\n");
+        assert_eq!(caps.lookup(&gone), Some(Captured::Absent));
+        assert_eq!(caps.list().len(), 2);
+        assert_eq!(caps.first_difference(1 << 20), None);
+        std::fs::write(&cfg, b"fast\n").unwrap();
+        let (p, why) = caps.first_difference(1 << 20).unwrap();
+        assert_eq!(p, cfg);
+        assert!(why.contains("other bytes"), "{why}");
+        std::fs::write(&cfg, b"careful\n").unwrap();
+        std::fs::write(&gone, b"").unwrap();
+        assert!(caps.first_difference(1 << 20).unwrap().1.contains("exists now"));
+        std::fs::remove_file(&gone).unwrap();
+        std::fs::remove_file(&cfg).unwrap();
+        assert!(caps.first_difference(1 << 20).unwrap().1.contains("is gone"));
+        assert!(read_input_file(&d, 10).unwrap_err().contains("not a regular file"));
+        std::fs::write(&cfg, vec![b'x'; 11]).unwrap();
+        assert!(read_input_file(&cfg, 10).unwrap_err().contains("capture limit"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
