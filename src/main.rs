@@ -655,7 +655,7 @@ fn main() -> ExitCode {
                         s.restarts
                     );
                     if s.discarded > 0 {
-                        println!("discarded: {} of the traces end in a failed __VERIFIER_assume (ruled out by the program; neither bugs nor evidence of safety)", s.discarded);
+                        println!("discarded: {} of the traces end in a failed __VERIFIER_assume or where a spin loop would only repeat itself (neither bugs nor evidence of safety; what follows a repeated spin is explored where another thread moves first)", s.discarded);
                     }
                     for r in &o.report.races {
                         println!("race: {r}");

@@ -150,9 +150,10 @@ int main(void) { pthread_t x, y; pthread_create(&x, 0, t1, 0); pthread_create(&y
     }
     assert_eq!(ex.run(&r.schedule()).unwrap().trace, r.trace);
 
-    // A thread spinning on shared memory reaches the event limit; one spinning on its own
-    // registers runs into the time limit.
-    let spin = build(&dir, "spin", "#include <pthread.h>\nvolatile int stop;\nvoid *t(void *a) { while (!stop) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");
+    // A thread spinning on shared memory (counting its iterations: not a spin-wait irs
+    // recognises) reaches the event limit; one spinning on its own registers runs into the time
+    // limit.
+    let spin = build(&dir, "spin", "#include <pthread.h>\nvolatile int stop;\nvoid *t(void *a) { long n = 0; while (!stop) n++; return (void *)n; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");
     let mut ex = executor(&spin, Options::default());
     assert!(matches!(ex.run(&[]).unwrap().trace.outcome, Outcome::EventLimit { .. }));
     let forever = build(&dir, "forever", "#include <pthread.h>\nvoid *t(void *a) { for (volatile long i = 0;; i++) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");

@@ -286,3 +286,56 @@ pub fn has_body(function: Val) -> bool {
     // SAFETY: only called on function values.
     unsafe { LLVMCountBasicBlocks(function.0) > 0 }
 }
+
+/// A basic block of a function being analysed (same invariant as [`Val`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Block(pub LLVMBasicBlockRef);
+
+impl Block {
+    /// The blocks of `function`, entry first.
+    pub fn of_function(function: Val) -> Vec<Block> {
+        let mut out = Vec::new();
+        // SAFETY: `function` is a live function (module invariant); blocks are walked in order.
+        unsafe {
+            let mut b = LLVMGetFirstBasicBlock(function.0);
+            while !b.is_null() {
+                out.push(Block(b));
+                b = LLVMGetNextBasicBlock(b);
+            }
+        }
+        out
+    }
+
+    pub fn terminator(self) -> Option<Val> {
+        // SAFETY: a live block.
+        let t = unsafe { LLVMGetBasicBlockTerminator(self.0) };
+        (!t.is_null()).then_some(Val(t))
+    }
+
+    /// The blocks its terminator may branch to.
+    pub fn successors(self) -> Vec<Block> {
+        let Some(t) = self.terminator() else { return Vec::new() };
+        // SAFETY: `t` is the block's terminator; successor indices are below the count.
+        unsafe { (0..LLVMGetNumSuccessors(t.0)).map(|i| Block(LLVMGetSuccessor(t.0, i))).collect() }
+    }
+
+    /// Its instructions, in order.
+    pub fn instructions(self) -> Vec<Val> {
+        let mut out = Vec::new();
+        // SAFETY: a live block; instructions are walked in order.
+        unsafe {
+            let mut i = LLVMGetFirstInstruction(self.0);
+            while !i.is_null() {
+                out.push(Val(i));
+                i = LLVMGetNextInstruction(i);
+            }
+        }
+        out
+    }
+
+    /// The block an instruction is in.
+    pub fn of_instruction(inst: Val) -> Block {
+        // SAFETY: `inst` is a live instruction.
+        Block(unsafe { LLVMGetInstructionParent(inst.0) })
+    }
+}

@@ -13,6 +13,7 @@ mod module_embed;
 pub mod pass;
 pub mod runtime_archive;
 pub mod site_report;
+mod spin_loops;
 mod sv_comp;
 pub mod toolchain;
 mod versioning;

@@ -35,6 +35,8 @@ const GUARD_BEFORE: &str = "__irs_guard_before";
 /// Called before a function EXPLORE does not model (see `known_calls::unsupported_call`).
 const UNSUPPORTED_HOOK: &str = "__irs_unsupported_call";
 const GUARD_AFTER: &str = "__irs_guard_after";
+const GUARD_LOOP_HEAD: &str = "__irs_guard_loop_head";
+const GUARD_LOOP_ENTER: &str = "__irs_guard_loop_enter";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
@@ -68,6 +70,9 @@ enum Action {
     Sv { inst: Val, call: SvCall, site: u32 },
     /// A call of a function EXPLORE does not model (`known_calls::unsupported_call`).
     Unsupported { inst: Val, site: u32 },
+    /// A spin candidate's header (`head`: at its top) or an edge into it from outside (at the
+    /// terminator of the block it leaves; `spin_loops`).
+    Loop { inst: Val, site: u32, head: bool },
 }
 
 impl Action {
@@ -78,7 +83,8 @@ impl Action {
             | Action::Route { inst, .. }
             | Action::Violation { inst, .. }
             | Action::Sv { inst, .. }
-            | Action::Unsupported { inst, .. } => inst,
+            | Action::Unsupported { inst, .. }
+            | Action::Loop { inst, .. } => inst,
         }
     }
 
@@ -91,7 +97,8 @@ impl Action {
             | Action::Route { inst, .. }
             | Action::Violation { inst, .. }
             | Action::Sv { inst, .. }
-            | Action::Unsupported { inst, .. } => *inst = copy,
+            | Action::Unsupported { inst, .. }
+            | Action::Loop { inst, .. } => *inst = copy,
         }
         self
     }
@@ -104,7 +111,7 @@ impl Action {
             Action::Route { route, .. } => route.needed_when_free(),
             // The SV-COMP functions exist only in the runtime: a plain body calls it too.
             Action::Violation { .. } | Action::Sv { .. } => true,
-            Action::Unsupported { .. } => false,
+            Action::Unsupported { .. } | Action::Loop { .. } => false,
         }
     }
 
@@ -287,6 +294,28 @@ pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, so
         }
     }
 
+    // Loops that may spin: watched by the runtime in EXPLORE (`spin_loops`). The writes the
+    // runtime sees are the instrumented stores, atomics and memory intrinsics with a shared
+    // destination.
+    let visible: std::collections::HashSet<Val> = planner
+        .actions
+        .iter()
+        .filter_map(|a| match *a {
+            Action::Access { inst, kind, .. } if kind != AccessKind::Load && kind != AccessKind::AtomicLoad => Some(inst),
+            Action::MemIntrinsic { inst, dst_site: Some(_), .. } => Some(inst),
+            _ => None,
+        })
+        .collect();
+    for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
+        for l in crate::spin_loops::find(Val(f.as_value_ref()), &visible) {
+            let site = planner.add_site(l.head, SiteKind::SpinLoop, "spin loop".to_string());
+            planner.actions.push(Action::Loop { inst: l.head, site, head: true });
+            for e in l.entries {
+                planner.actions.push(Action::Loop { inst: e, site, head: false });
+            }
+        }
+    }
+
     // Phase 2: rewrite, with an instrumented twin for every function that can have one.
     let versioned = versioning::versionable_functions(module);
     let build_err = |detail: String| PassError::Build { module: source.to_string(), detail };
@@ -373,31 +402,21 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
         let before = module.add_function(CB_BEFORE, void.fn_type(&[i64t.into(), i8p.into(), i32t.into()], false), None);
         let after = module.add_function(CB_AFTER, void.fn_type(&[i64t.into()], false), None);
 
-        let always_inline = context.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
         let builder = context.create_builder();
-        let make_guard = |name: &str, callee: FunctionValue<'ctx>| -> Result<FunctionValue<'ctx>, PassError> {
-            let f = module.add_function(name, callee.get_type(), Some(Linkage::Internal));
-            f.add_attribute(AttributeLoc::Function, always_inline);
-            let entry = context.append_basic_block(f, "entry");
-            let slow = context.append_basic_block(f, "active");
-            let done = context.append_basic_block(f, "done");
-            builder.position_at_end(entry);
-            let v = builder.build_load(flag.as_pointer_value(), "irs.active").map_err(err)?;
-            let on = builder
-                .build_int_compare(IntPredicate::NE, v.into_int_value(), i8t.const_zero(), "irs.on")
-                .map_err(err)?;
-            builder.build_conditional_branch(on, slow, done).map_err(err)?;
-            builder.position_at_end(slow);
-            let args: Vec<BasicMetadataValueEnum> = f.get_param_iter().map(|p| p.into()).collect();
-            builder.build_call(callee, &args, "").map_err(err)?;
-            builder.build_unconditional_branch(done).map_err(err)?;
-            builder.position_at_end(done);
-            builder.build_return(None).map_err(err)?;
-            Ok(f)
-        };
-        let guard_before = make_guard(GUARD_BEFORE, before)?;
-        let guard_after = make_guard(GUARD_AFTER, after)?;
+        let guard_before = make_guard(context, module, &builder, flag, GUARD_BEFORE, before).map_err(err)?;
+        let guard_after = make_guard(context, module, &builder, flag, GUARD_AFTER, after).map_err(err)?;
         Ok(Rewriter { context, module, builder, source: source.to_string(), tag, guard_before, guard_after, flag })
+    }
+
+    /// The flag-testing guard `guard` of the runtime callback `name` (`void name(i64 site)`),
+    /// made on first use.
+    fn guarded(&self, name: &str, guard: &str) -> Result<FunctionValue<'ctx>, PassError> {
+        if let Some(g) = self.module.get_function(guard) {
+            return Ok(g);
+        }
+        let ty = self.context.void_type().fn_type(&[self.context.i64_type().into()], false);
+        let callee = self.module.get_function(name).unwrap_or_else(|| self.module.add_function(name, ty, None));
+        make_guard(self.context, self.module, &self.builder, self.flag, guard, callee).map_err(|e| self.err(e))
     }
 
     fn site_const(&self, site: u32) -> BasicMetadataValueEnum<'ctx> {
@@ -499,6 +518,20 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 self.builder.position_before(&self.inst(inst));
                 let new = self.call_at(inst, w, &args)?;
                 ir::replace_and_erase(inst, new);
+            }
+            Action::Loop { inst, site, head } => {
+                let (name, guard) = if head { (abi::LOOP_HEAD, GUARD_LOOP_HEAD) } else { (abi::LOOP_ENTER, GUARD_LOOP_ENTER) };
+                let f = self.guarded(name, guard)?;
+                let at = if head {
+                    // The top of the header, before anything inserted there since (an access's
+                    // callbacks): the first instruction after the phi nodes, now.
+                    let block = ir::Block::of_instruction(inst);
+                    block.instructions().into_iter().find(|i| i.opcode() != Some(LLVMOpcode::LLVMPHI)).unwrap_or(inst)
+                } else {
+                    inst
+                };
+                self.builder.position_before(&self.inst(at));
+                self.call_at(inst, f, &[self.site_const(site)])?;
             }
             Action::Violation { inst, kind, site } => {
                 let i8p = self.context.i8_type().ptr_type(AddressSpace::default());
@@ -670,4 +703,28 @@ fn wrap_main<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<bool
         .expect("__irs_start returns int");
     b.build_return(Some(&code))?;
     Ok(true)
+}
+
+/// An `alwaysinline` function `name` with `callee`'s type that calls `callee` only when the
+/// calling thread's flag is set: what instrumented code calls, so that a free thread pays a
+/// load and a branch.
+fn make_guard<'ctx>(context: &'ctx Context, module: &Module<'ctx>, builder: &Builder<'ctx>, flag: GlobalValue<'ctx>, name: &str, callee: FunctionValue<'ctx>) -> Result<FunctionValue<'ctx>, inkwell::builder::BuilderError> {
+    let always_inline = context.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+    let i8t = context.i8_type();
+    let f = module.add_function(name, callee.get_type(), Some(Linkage::Internal));
+    f.add_attribute(AttributeLoc::Function, always_inline);
+    let entry = context.append_basic_block(f, "entry");
+    let slow = context.append_basic_block(f, "active");
+    let done = context.append_basic_block(f, "done");
+    builder.position_at_end(entry);
+    let v = builder.build_load(flag.as_pointer_value(), "irs.active")?;
+    let on = builder.build_int_compare(IntPredicate::NE, v.into_int_value(), i8t.const_zero(), "irs.on")?;
+    builder.build_conditional_branch(on, slow, done)?;
+    builder.position_at_end(slow);
+    let args: Vec<BasicMetadataValueEnum> = f.get_param_iter().map(|p| p.into()).collect();
+    builder.build_call(callee, &args, "")?;
+    builder.build_unconditional_branch(done)?;
+    builder.position_at_end(done);
+    builder.build_return(None)?;
+    Ok(f)
 }

@@ -18,6 +18,9 @@ pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
         Mode::Record => {}
         Mode::Enforce => {
             chaos::perturb();
+            if let Some((kind, size)) = abi::decode_info(info) {
+                crate::serial::note_access(site, addr as u64, kind, size);
+            }
             // The rules first, outside the recorder lock; then recorded (if recording too).
             enforcer::before(Some(SiteId(site)));
             if !recorder::active() {
@@ -54,6 +57,7 @@ pub extern "C" fn __irs_after(site: u64) {
     }
     // Published after it is recorded: every event that waited for it comes later in the trace.
     if mode::get() == Mode::Enforce {
+        crate::serial::access_done();
         enforcer::after();
     }
 }

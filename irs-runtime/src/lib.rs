@@ -14,8 +14,10 @@
 //!   before anything else happens (see [`enforcer`]); `IRS_CHAOS=1` shakes schedules.
 
 mod alloc_wrappers;
+mod barrier;
 mod callbacks;
 mod chaos;
+mod condvar;
 mod enforcer;
 mod explore_server;
 mod futex;
@@ -23,17 +25,25 @@ mod input_files;
 pub mod fiber;
 pub mod fiber_tls;
 mod mode;
+mod mutex_kind;
+mod once;
 mod process_end;
 mod process_exit;
 mod process_image;
 mod program_info;
 mod pthread_wrappers;
 mod recorder;
+mod rt_lock;
+mod rwlock;
 mod scheduler;
+mod semaphore;
 mod serial;
+mod spin_lock;
+mod spin_loop;
 mod stack_pool;
 mod start;
 mod sv_comp;
+mod sync_ops;
 mod thread_flag;
 mod thread_state;
 

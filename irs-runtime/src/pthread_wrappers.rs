@@ -2,6 +2,7 @@
 //! as an extra last argument. In OFF mode they only call the real function.
 
 use crate::mode::{self, Mode};
+use crate::mutex_kind;
 use crate::chaos;
 use crate::enforcer;
 use crate::recorder;
@@ -116,7 +117,7 @@ fn thread_ends() {
 
 /// Run `op` as one event: under ENFORCE, its rules before and its count after (the count is
 /// published after `op` returns, so a recorded event precedes every event that waited for it).
-fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
+pub(crate) fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
     if matches!(mode::get(), Mode::Chaos | Mode::Enforce) {
         chaos::perturb();
     }
@@ -131,22 +132,22 @@ fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
 }
 
 /// RECORD mode, or ENFORCE with a trace being recorded alongside.
-fn recording() -> bool {
+pub(crate) fn recording() -> bool {
     recorder::active()
 }
 
-fn enforcing() -> bool {
+pub(crate) fn enforcing() -> bool {
     mode::get() == Mode::Enforce
 }
 
 /// EXPLORE: every thread is a fiber of the controlled scheduler; mutexes and joins are modelled
 /// there (one fiber runs at a time, so the real pthread objects are not used).
-fn explore() -> bool {
+pub(crate) fn explore() -> bool {
     mode::get() == Mode::Explore
 }
 
 /// Nothing to do but the call itself (OFF, or a mode that does not watch this).
-fn plain() -> bool {
+pub(crate) fn plain() -> bool {
     mode::get() == Mode::Off
 }
 
@@ -256,6 +257,10 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
     if explore() {
         return scheduler::lock(m as u64, site);
     }
+    if no_event_relock(m) {
+        // SAFETY: forwarded unchanged: a recursive relock, or an error-checking one (EDEADLK).
+        return unsafe { libc::pthread_mutex_lock(m) };
+    }
     if serial::mine() {
         return serial_lock(m, site);
     }
@@ -267,6 +272,23 @@ pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t,
         }
         rc
     })
+}
+
+/// A lock of a recursive or error-checking mutex by its owner: again (recursive) or `EDEADLK`,
+/// nothing another thread can see, so no event (as in EXPLORE, `mutex_kind`).
+fn no_event_relock(m: *mut libc::pthread_mutex_t) -> bool {
+    mutex_kind::kind(m as u64) != mutex_kind::NORMAL && mutex_kind::held_by_me(m as u64)
+}
+
+/// An unlock that releases nothing another thread can see: of a recursive mutex locked more
+/// than once, or of a recursive or error-checking one the caller does not hold (`EPERM`).
+fn no_event_unlock(m: *mut libc::pthread_mutex_t) -> bool {
+    let a = m as u64;
+    match mutex_kind::kind(a) {
+        mutex_kind::NORMAL => false,
+        mutex_kind::RECURSIVE => !mutex_kind::held_by_me(a) || mutex_kind::depth(a) > 1,
+        _ => !mutex_kind::held_by_me(a),
+    }
 }
 
 /// A lock in a serialised run: it waits for its turn with the mutex free, then takes it without
@@ -298,6 +320,10 @@ pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_
     if explore() {
         return scheduler::unlock(m as u64, site);
     }
+    if no_event_unlock(m) {
+        // SAFETY: forwarded unchanged.
+        return unsafe { libc::pthread_mutex_unlock(m) };
+    }
     enforced(site, || {
         // Recording: unlock under the recorder lock, so no later lock of `m` precedes it there.
         let rec = recording().then(recorder::lock);
@@ -320,6 +346,10 @@ pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex
     if explore() {
         return scheduler::trylock(m as u64, site);
     }
+    if mutex_kind::kind(m as u64) == mutex_kind::RECURSIVE && mutex_kind::held_by_me(m as u64) {
+        // SAFETY: forwarded unchanged: a recursive relock.
+        return unsafe { libc::pthread_mutex_trylock(m) };
+    }
     enforced(site, || {
         let rec = recording().then(recorder::lock);
         // SAFETY: forwarded unchanged; trylock never blocks.
@@ -333,6 +363,76 @@ pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex
         }
         rc
     })
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_timedlock`. The timeout is an outcome the exploration
+/// explores, not real time: in EXPLORE a timed lock is a trylock (`ETIMEDOUT` for `EBUSY`): it
+/// may time out wherever the mutex is held, and takes it wherever it is free (POSIX: never a
+/// timeout when it can be locked at once).
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_mutex_timedlock(m: *mut libc::pthread_mutex_t, abstime: *const libc::timespec, site: u64) -> c_int {
+    timedlock(m, libc::CLOCK_REALTIME, abstime, site)
+}
+
+extern "C" {
+    fn pthread_mutex_clocklock(m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, abstime: *const libc::timespec) -> c_int;
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_clocklock` (as `pthread_mutex_timedlock`, on `clock`).
+#[no_mangle]
+pub unsafe extern "C" fn __irs_pthread_mutex_clocklock(m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, abstime: *const libc::timespec, site: u64) -> c_int {
+    timedlock(m, clock, abstime, site)
+}
+
+fn timedlock(m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, abstime: *const libc::timespec, site: u64) -> c_int {
+    let real = || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { pthread_mutex_clocklock(m, clock, abstime) }
+    };
+    if plain() {
+        return real();
+    }
+    if explore() {
+        return match scheduler::trylock(m as u64, site) {
+            libc::EBUSY => libc::ETIMEDOUT,
+            rc => rc,
+        };
+    }
+    if no_event_relock(m) {
+        return real();
+    }
+    if serial::mine() {
+        // Serialised: tried at its turn (a deterministic outcome).
+        // SAFETY: the caller's mutex; trylock never blocks.
+        return match unsafe { __irs_pthread_mutex_trylock(m, site) } {
+            libc::EBUSY => libc::ETIMEDOUT,
+            rc => rc,
+        };
+    }
+    enforced(site, || {
+        let rc = real();
+        if rc == 0 && serial::mine() {
+            serial::locked(m as usize);
+        }
+        if recording() {
+            let kind = if rc == 0 { EventKind::TryLock } else { EventKind::TryLockFail };
+            recorder::lock().push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64, logical: None });
+        }
+        rc
+    })
+}
+
+/// `sched_yield`, `pthread_yield`: no visible operation (every schedule is explored anyway, and
+/// ENFORCE orders what matters); the C library's call outside EXPLORE.
+#[no_mangle]
+pub extern "C" fn __irs_sched_yield(_site: u64) -> c_int {
+    if explore() {
+        return 0;
+    }
+    // SAFETY: no preconditions.
+    unsafe { libc::sched_yield() }
 }
 
 // ---- what glibc keeps per OS thread: per logical thread in EXPLORE -------------------------

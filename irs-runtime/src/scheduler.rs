@@ -20,12 +20,14 @@
 
 use crate::fiber::{self, Fiber, FiberFn};
 use crate::fiber_tls::{self, StaticTls};
+use crate::mutex_kind;
+use crate::spin_loop::{ThreadSpin, Writes};
 use crate::stack_pool;
 use crate::thread_flag;
 use crate::explore_server::{monotonic_micros, Continuation};
 use shared_proto::explore_protocol::{Policy, RequestView, MAX_SCHEDULE};
 use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, OpRecord, BLOCKED_STEP, MAX_THREADS};
-use shared_proto::{AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
+use shared_proto::{sync_object, AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
@@ -73,6 +75,8 @@ struct LogicalThread {
     atomic_depth: u32,
     /// Accesses of the block opened and not yet closed (their `after` callbacks).
     atomic_open: u32,
+    /// Where it is in the loops the runtime watches for spinning (`spin_loop`).
+    spin: ThreadSpin,
 
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
@@ -99,6 +103,7 @@ impl LogicalThread {
             killed: false,
             atomic_depth: 0,
             atomic_open: 0,
+            spin: ThreadSpin::default(),
             start,
             retval: std::ptr::null_mut(),
             specific: Vec::new(),
@@ -116,6 +121,10 @@ struct Scheduler {
     step: u32,
     /// Held mutexes and their owners (a handful at a time: a list beats a hash table here).
     owners: Vec<(u64, u32)>,
+    /// Recursive mutexes locked more than once: the locks beyond the first (no events).
+    recursion: Vec<(u64, u32)>,
+    /// The execution's writes, for telling spinning threads (`spin_loop`).
+    writes: Writes,
     buffer: BufferWriter<'static>,
     tls: Option<StaticTls>,
     /// Set while a new thread runs to its first visible operation: its creator.
@@ -144,6 +153,9 @@ struct Scheduler {
     choice: u32,
     /// The end is a failed `__VERIFIER_assume`: the execution is discarded.
     discarding: bool,
+    /// The end is a spinning thread's (`spin_loop`): that thread, and each thread it killed with
+    /// what it was about to do, whether it had finished, and how it waited.
+    spin_end: Option<(usize, Vec<SpinVictim>)>,
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -217,6 +229,8 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         snapshot_at: c.snapshot_at,
         step: 0,
         owners: Vec::new(),
+        recursion: Vec::new(),
+        writes: Writes::default(),
         buffer,
         tls,
         booting_parent: None,
@@ -229,6 +243,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         ending: None,
         choice: 0,
         discarding: false,
+        spin_end: None,
     };
     s.buffer.thread(0, None, 0);
     // `T0` starts with the live TLS block as it is (the OS thread's), like a program's `main`.
@@ -388,12 +403,27 @@ impl Scheduler {
     }
 
     fn describe_wait(&self, t: usize) -> Option<String> {
-        let op = self.threads[t].pending?;
+        let th = &self.threads[t];
+        if th.pending.is_none() || th.spin.spinning(&self.writes) {
+            if let Some(site) = th.spin.loop_site().filter(|_| th.spin.spinning(&self.writes)) {
+                let (at, _) = crate::program_info::site_text(SiteId(site));
+                return Some(format!("T{t} spins at {at} (a loop that only reads, and nothing it reads can change any more)"));
+            }
+        }
+        let op = th.pending?;
         Some(match op.kind {
-            EventKind::Lock => match self.owner(op.addr) {
-                Some(owner) => format!("T{t} waits for mutex {:#x} held by T{owner}", op.addr),
-                None => format!("T{t} waits for mutex {:#x}", op.addr),
-            },
+            // A gate of a condition variable, semaphore, barrier or rwlock: waiting for what
+            // would wake it (see `shared_proto::sync_object`).
+            EventKind::Lock if sync_object::decode(op.addr).is_some_and(|(_, tag)| tag >= 0x100) => {
+                format!("T{t} waits on {}", sync_object::describe(op.addr).unwrap_or_default())
+            }
+            EventKind::Lock => {
+                let what = sync_object::describe(op.addr).unwrap_or_else(|| format!("mutex {:#x}", op.addr));
+                match self.owner(op.addr) {
+                    Some(owner) => format!("T{t} waits for {what} held by T{owner}"),
+                    None => format!("T{t} waits for {what}"),
+                }
+            }
             EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.halted) => {
                 format!("T{t} waits to join T{}, which stopped at a violation", op.addr)
             }
@@ -478,8 +508,16 @@ fn decide(me: usize) {
             None => match &mut s.policy {
                 Policy::Random(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
                 Policy::RoundRobin => enabled.iter().copied().find(|&t| t > me).unwrap_or(enabled[0]),
-                Policy::Default if enabled.contains(&me) => me,
-                Policy::Default => enabled[0],
+                // Not a thread that would only repeat its last iteration, while another can move
+                // (`spin_loop`).
+                Policy::Default => {
+                    let moves = |t: &usize| !s.threads[*t].spin.spinning(&s.writes);
+                    if enabled.contains(&me) && moves(&me) {
+                        me
+                    } else {
+                        enabled.iter().copied().find(moves).unwrap_or(if enabled.contains(&me) { me } else { enabled[0] })
+                    }
+                }
             },
         };
         if let (None, Policy::Random(state)) = (requested, &mut s.policy) {
@@ -557,6 +595,12 @@ fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical
             let k = th.next_k;
             th.next_k += 1;
             th.atomic_open += 1;
+            th.spin.observe(EventKind::Atomic, site.map(|x| x.0), addr, size);
+            if let EventKind::Access(k) = kind {
+                if k.writes() {
+                    s.writes.wrote(addr, size);
+                }
+            }
             return if s.buffer.event(&op, k) { Next::Go } else { Next::Full };
         }
         if th.pending.is_some() {
@@ -593,6 +637,12 @@ pub fn done() -> EventKind {
         }
         let k = s.threads[me].next_k;
         s.threads[me].next_k += 1;
+        if let EventKind::Access(a) = op.kind {
+            if a.writes() {
+                s.writes.wrote(op.addr, op.size);
+            }
+        }
+        s.threads[me].spin.observe(op.kind, op.site.map(|x| x.0), op.addr, op.size);
         (s.buffer.event(&op, k), op.kind)
     });
     if !recorded {
@@ -606,8 +656,13 @@ pub fn current() -> u32 {
 }
 
 impl Scheduler {
-    /// Name `addr` by heap block or stack when it lies in one (DESIGN §3).
+    /// Name `addr` by heap block or stack when it lies in one (DESIGN §3); an internal object of
+    /// a primitive (`shared_proto::sync_object`) after the primitive's own logical address.
     fn logical(&self, addr: u64) -> LogicalAddr {
+        if let Some((base, tag)) = sync_object::decode(addr) {
+            let l = self.logical(base);
+            return LogicalAddr { region: l.region, offset: sync_object::sub(l.offset, tag) };
+        }
         if let Some((&base, &(size, thread, alloc))) = self.heap.range(..=addr).next_back() {
             if addr < base + size.max(1) {
                 return LogicalAddr { region: Region::Heap { thread: ThreadId(thread), alloc }, offset: addr - base };
@@ -729,17 +784,57 @@ fn mutex_op(kind: EventKind, m: u64, site: u64) {
     grant_op(kind, Some(SiteId(site)), m, 0, Some(logical));
 }
 
-pub fn lock(m: u64, site: u64) -> c_int {
+/// Lock a mutex of type `kind` (see `mutex_kind`). A recursive mutex the caller holds is
+/// locked again without an event (nobody else can see it); an error-checking one fails with
+/// `EDEADLK`; a normal one waits for good (a deadlock, as in the C library).
+pub fn lock_kind(m: u64, site: u64, kind: i32) -> c_int {
+    match (kind, with(|s| s.owner(m) == Some(s.current as u32))) {
+        (mutex_kind::RECURSIVE, true) => {
+            with(|s| match s.recursion.iter_mut().find(|(x, _)| *x == m) {
+                Some((_, n)) => *n += 1,
+                None => s.recursion.push((m, 1)),
+            });
+            return 0;
+        }
+        (mutex_kind::ERRORCHECK, true) => return libc::EDEADLK,
+        _ => {}
+    }
     mutex_op(EventKind::Lock, m, site);
     with(|s| s.owners.push((m, s.current as u32)));
     done();
     0
 }
 
-pub fn unlock(m: u64, site: u64) -> c_int {
-    mutex_op(EventKind::Unlock, m, site);
+pub fn lock(m: u64, site: u64) -> c_int {
+    lock_kind(m, site, mutex_kind::kind(m))
+}
+
+/// Unlock a mutex of type `kind`. A recursive one locked more than once only counts down; a
+/// recursive or error-checking one the caller does not hold fails with `EPERM`; a normal one is
+/// a violation (undefined behaviour), except an internal object, whose gates are released by
+/// the thread that wakes their waiter.
+pub fn unlock_kind(m: u64, site: u64, kind: i32) -> c_int {
     let owned = with(|s| s.owner(m) == Some(s.current as u32));
-    if !owned {
+    if kind != 0 && !owned {
+        return libc::EPERM;
+    }
+    if kind == mutex_kind::RECURSIVE {
+        let inner = with(|s| match s.recursion.iter().position(|(x, _)| *x == m) {
+            Some(i) => {
+                s.recursion[i].1 -= 1;
+                if s.recursion[i].1 == 0 {
+                    s.recursion.swap_remove(i);
+                }
+                true
+            }
+            None => false,
+        });
+        if inner {
+            return 0;
+        }
+    }
+    mutex_op(EventKind::Unlock, m, site);
+    if !owned && sync_object::decode(m).is_none() {
         // Unlocking a mutex one does not hold is undefined behaviour: a bug worth reporting.
         violation(ViolationKind::Abort, &format!("T{} unlocks mutex {m:#x}, which it does not hold", current()));
     }
@@ -748,7 +843,19 @@ pub fn unlock(m: u64, site: u64) -> c_int {
     0
 }
 
+pub fn unlock(m: u64, site: u64) -> c_int {
+    unlock_kind(m, site, mutex_kind::kind(m))
+}
+
 pub fn trylock(m: u64, site: u64) -> c_int {
+    trylock_kind(m, site, mutex_kind::kind(m))
+}
+
+/// Try to lock a mutex of type `kind` (a recursive one the caller holds: again, no event).
+pub fn trylock_kind(m: u64, site: u64, kind: i32) -> c_int {
+    if kind == mutex_kind::RECURSIVE && with(|s| s.owner(m) == Some(s.current as u32)) {
+        return lock_kind(m, site, kind);
+    }
     mutex_op(EventKind::TryLock, m, site);
     let got = with(|s| {
         let me = s.current as u32;
@@ -978,6 +1085,12 @@ pub fn complete_end() -> ! {
     while let Some(v) = end_kill_next(&mut queue, &mut next) {
         grant(EventKind::Kill, None, v as u64, 0);
         with(|s| {
+            if s.spin_end.is_some() {
+                let victim = SpinVictim { thread: v, op: s.threads[v].pending, finished: s.threads[v].finished, wait: s.describe_wait(v) };
+                if let Some((_, victims)) = s.spin_end.as_mut() {
+                    victims.push(victim);
+                }
+            }
             let th = &mut s.threads[v];
             th.finished = true;
             th.killed = true;
@@ -986,7 +1099,67 @@ pub fn complete_end() -> ! {
         });
         done();
     }
+    if let Some(waits) = with(spin_end_is_livelock) {
+        finish(ChildOutcome::Deadlock(&waits));
+    }
     finish(ChildOutcome::Exit(code))
+}
+
+/// A thread the end of a spinning thread killed: what it was about to do, whether it had
+/// finished, and how it waited (for the report).
+struct SpinVictim {
+    thread: usize,
+    op: Option<OpRecord>,
+    finished: bool,
+    wait: Option<String>,
+}
+
+/// After a spinning thread's end (`loop_head`) and its kills: did the program hang? Only when
+/// no thread it killed could have moved any more, in the final state (which the trace
+/// determines): a thread waiting to join one that did not finish, or for a mutex held by a
+/// thread that could not move, or spinning itself with nothing it reads written since; the
+/// largest such set of threads, which holds every killed thread that had not finished. Then the
+/// report: where each spins or waits. Otherwise the execution is discarded: what the killed
+/// threads do after this point is explored where the end comes later.
+fn spin_end_is_livelock(s: &mut Scheduler) -> Option<String> {
+    let (ender, victims) = s.spin_end.take()?;
+    // The other threads may move after the end until their kill: a write to what the spinning
+    // thread read means it would have read something new.
+    if !s.threads[ender].spin.repeat_unwritten(&s.writes) {
+        return None;
+    }
+    let live: Vec<&SpinVictim> = victims.iter().filter(|v| !v.finished).collect();
+    let mut stuck: Vec<usize> = live.iter().map(|v| v.thread).collect();
+    loop {
+        let before = stuck.len();
+        let set = stuck.clone();
+        let in_set = |t: usize| t == ender || set.contains(&t);
+        stuck.retain(|&t| {
+            let v = live.iter().find(|v| v.thread == t).expect("a live victim");
+            let Some(op) = v.op else { return false };
+            match op.kind {
+                EventKind::Join => {
+                    // The joined thread never finishes: the ender, one killed before it finished,
+                    // or one that stopped at a violation.
+                    let u = op.addr as usize;
+                    u == ender || live.iter().any(|v| v.thread == u) || s.threads.get(u).is_some_and(|j| j.halted)
+                }
+                EventKind::Lock => s.owner(op.addr).is_some_and(|o| in_set(o as usize)),
+                EventKind::Access(a) if !a.writes() => s.threads[t].spin.spinning(&s.writes),
+                _ => false,
+            }
+        });
+        if stuck.len() == before {
+            break;
+        }
+    }
+    if stuck.len() < live.len() {
+        return None;
+    }
+    let (at, _) = crate::program_info::site_text(SiteId(s.threads[ender].spin.loop_site().unwrap_or(0)));
+    let mut waits = vec![format!("T{ender} spins at {at} (a loop that only reads: an iteration read what the one before read, and nothing it reads can change any more)")];
+    waits.extend(live.iter().filter_map(|v| v.wait.clone()));
+    Some(waits.join("; "))
 }
 
 // ---- the SV-COMP interface (`sv_comp`) -------------------------------------------------------
@@ -1028,6 +1201,30 @@ pub fn nondet(site: u64, of: u32) -> u32 {
     });
     done();
     choice
+}
+
+/// The calling thread enters a watched loop from outside (`spin_loop`).
+pub fn loop_enter() {
+    with(|s| s.threads[s.current].spin.enter());
+}
+
+/// The calling thread is at the top of a watched loop's header (`spin_loop`): when the
+/// iteration it completed repeats the one before, the execution ends there, as at a failed
+/// assumption: discarded, unless nothing the killed threads were about to do could have
+/// happened (`spin_end_is_livelock`): then the program hangs, a livelock.
+
+pub fn loop_head(site: u64) {
+    let repeated = with(|s| {
+        let me = s.current;
+        let repeated = s.threads[me].atomic_depth == 0 && s.threads[me].spin.head(site, &s.writes);
+        if repeated {
+            s.spin_end = Some((me, Vec::new()));
+        }
+        repeated
+    });
+    if repeated {
+        assume_failed(site)
+    }
 }
 
 /// `__VERIFIER_assume` with a false condition: the execution is one the program rules out. It

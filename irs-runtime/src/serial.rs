@@ -13,7 +13,9 @@
 //! has ended. With no enabled thread left, the run is deadlocked: reported, and aborted (the
 //! plain program would hang there).
 
+use crate::spin_loop::{ThreadSpin, Writes};
 use parking_lot::{Condvar, Mutex};
+use shared_proto::{AccessKind, EventKind};
 use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -39,6 +41,11 @@ enum Th {
 
 struct State {
     threads: Vec<Th>,
+    /// Where each thread is in the loops the runtime watches (`spin_loop`), and the writes: a
+    /// thread that would only repeat its last iteration does not keep the turn while another
+    /// can move (the verifier's default policy does the same).
+    spin: Vec<ThreadSpin>,
+    writes: Writes,
     /// Who may run its event; `None` while a decision waits for threads still between events.
     turn: Option<u32>,
     /// Who ran last (the default policy keeps it running while it can).
@@ -55,7 +62,7 @@ static ON: AtomicBool = AtomicBool::new(false);
 /// changed outside the state's lock and read under it, once per thread creation (never per
 /// event), so the simplest order costs nothing that matters.
 static CREATING: AtomicU32 = AtomicU32::new(0);
-static STATE: Mutex<State> = Mutex::new(State { threads: Vec::new(), turn: None, last: 0, locked: BTreeSet::new(), exited: BTreeSet::new() });
+static STATE: Mutex<State> = Mutex::new(State { threads: Vec::new(), spin: Vec::new(), writes: Writes { count: 0, last: None }, turn: None, last: 0, locked: BTreeSet::new(), exited: BTreeSet::new() });
 static CHANGED: Condvar = Condvar::new();
 
 thread_local! {
@@ -170,8 +177,13 @@ fn decide(s: &mut State) {
         return;
     }
     let can = |t: usize| matches!(s.threads[t], Th::Parked(op) if enabled(s, op));
+    let moves = |t: usize| can(t) && !s.spin.get(t).is_some_and(|sp| sp.spinning(&s.writes));
     let last = s.last as usize;
-    let next = if last < s.threads.len() && can(last) { Some(last) } else { (0..s.threads.len()).find(|&t| can(t)) };
+    let next = if last < s.threads.len() && moves(last) {
+        Some(last)
+    } else {
+        (0..s.threads.len()).find(|&t| moves(t)).or_else(|| if last < s.threads.len() && can(last) { Some(last) } else { (0..s.threads.len()).find(|&t| can(t)) })
+    };
     match next {
         Some(t) => {
             s.turn = Some(t as u32);
@@ -194,8 +206,12 @@ fn decide(s: &mut State) {
 /// `op` is enabled; then it runs (and keeps the turn while its next events are enabled).
 pub fn acquire(op: Op) {
     let Some(me) = SID.with(|c| c.get()) else { return };
+    note_other();
     let mut s = STATE.lock();
-    if s.turn == Some(me) && enabled(&s, op) {
+    // Keep the turn, unless it would only repeat a loop's iteration (then another thread that
+    // can move gets it, if there is one: `decide`).
+    let spinning = s.spin.get(me as usize).is_some_and(|sp| sp.spinning(&s.writes));
+    if s.turn == Some(me) && enabled(&s, op) && !spinning {
         return;
     }
     s.threads[me as usize] = Th::Parked(op);
@@ -238,4 +254,71 @@ pub fn thread_exited(handle: u64) {
         }
     }
     CHANGED.notify_all();
+}
+
+thread_local! {
+    /// The access the calling thread announced (`note_access`) and has not completed.
+    static ACCESS: Cell<Option<(u64, u64, AccessKind, u32)>> = const { Cell::new(None) };
+}
+
+/// A serialised thread is about to access memory (from `__irs_before`): what it reads or writes
+/// feeds the spin-loop watch (`spin_loop`).
+pub fn note_access(site: u64, addr: u64, kind: AccessKind, size: u32) {
+    if mine() {
+        ACCESS.with(|a| a.set(Some((site, addr, kind, size))));
+    }
+}
+
+/// The access announced by `note_access` is done (from `__irs_after`).
+pub fn access_done() {
+    let Some((site, addr, kind, size)) = ACCESS.with(|a| a.take()) else { return };
+    let Some(me) = SID.with(|c| c.get()) else { return };
+    let mut s = STATE.lock();
+    if kind.writes() {
+        s.writes.wrote(addr, size);
+    }
+    if let Some(sp) = spin_of(&mut s, me) {
+        sp.observe(EventKind::Access(kind), Some(site), addr, size);
+    }
+}
+
+fn spin_of(s: &mut State, me: u32) -> Option<&mut ThreadSpin> {
+    let i = me as usize;
+    if s.spin.len() <= i {
+        s.spin.resize_with(i + 1, ThreadSpin::default);
+    }
+    s.spin.get_mut(i)
+}
+
+/// Any other operation of a serialised thread (a lock, a create, ...): not a pure iteration.
+fn note_other() {
+    if ACCESS.with(|a| a.get().is_some()) {
+        return;
+    }
+    if let Some(me) = SID.with(|c| c.get()) {
+        let mut s = STATE.lock();
+        if let Some(sp) = spin_of(&mut s, me) {
+            sp.observe(EventKind::Create, None, 0, 0);
+        }
+    }
+}
+
+/// A serialised thread is at the top of a watched loop's header (`__irs_loop_head`).
+pub fn loop_head(site: u64) {
+    let Some(me) = SID.with(|c| c.get()).filter(|_| on()) else { return };
+    let mut s = STATE.lock();
+    let s = &mut *s;
+    if s.spin.len() <= me as usize {
+        s.spin.resize_with(me as usize + 1, ThreadSpin::default);
+    }
+    s.spin[me as usize].head(site, &s.writes);
+}
+
+/// A serialised thread enters a watched loop from outside (`__irs_loop_enter`).
+pub fn loop_enter() {
+    let Some(me) = SID.with(|c| c.get()).filter(|_| on()) else { return };
+    let mut s = STATE.lock();
+    if let Some(sp) = spin_of(&mut s, me) {
+        sp.enter();
+    }
 }

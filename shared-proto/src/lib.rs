@@ -24,6 +24,7 @@ pub mod prefix_segment;
 pub mod requirement_table;
 pub mod site;
 pub mod symbolizer;
+pub mod sync_object;
 pub mod trace;
 pub mod vector_clock;
 

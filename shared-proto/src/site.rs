@@ -38,6 +38,12 @@ pub enum SiteKind {
     /// `open`, `openat`, `fopen`, `freopen`: a file opened for reading is part of the input
     /// (issue 19; `shared_proto::input_files`).
     InputOpen,
+    /// Condition variables, semaphores, rwlocks, barriers, `pthread_once`: built by the runtime
+    /// from locks and choices (issue 20; `shared_proto::sync_object`).
+    Sync,
+    /// The header of a loop the runtime watches for an iteration that only repeats the one
+    /// before (issue 20: spin-waits).
+    SpinLoop,
 }
 
 impl SiteKind {
@@ -62,6 +68,8 @@ impl SiteKind {
             SiteKind::Nondet => "nondet",
             SiteKind::Unsupported => "unsupported-call",
             SiteKind::InputOpen => "input-open",
+            SiteKind::Sync => "sync",
+            SiteKind::SpinLoop => "spin-loop",
         }
     }
 

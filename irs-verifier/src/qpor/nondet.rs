@@ -1,5 +1,5 @@
-//! `__VERIFIER_nondet_*` in the exploration (README "The SV-COMP interface"): each value a call
-//! takes is an event of its own, a sibling of the others in its thread's tree, which the comb
+//! `__VERIFIER_nondet_*` in the exploration (README "The SV-COMP interface"), and the runtime's
+//! own choices (which waiter a signal wakes): each value a call takes is an event of its own, a sibling of the others in its thread's tree, which the comb
 //! takes as alternatives (`comb`); and the verdict's bounds, where the explored values are fewer
 //! than the call's type holds.
 
@@ -18,6 +18,12 @@ impl Verifier<'_> {
             self.event_at_c(av, EventKind::Nondet, gap);
         }
         let info = a.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
+        // A choice the runtime makes itself (which waiter a `pthread_cond_signal` wakes, issue
+        // 20) ranges over every possibility: no bound. Any other, or one of unknown site, is
+        // the values a `__VERIFIER_nondet_*` call was given.
+        if info.is_some_and(|(_, i)| i.kind == shared_proto::SiteKind::Sync) {
+            return;
+        }
         let name = info.map_or_else(|| "a __VERIFIER_nondet_* call".to_string(), |(_, i)| format!("{} at {}", i.target.trim_start_matches("call "), i.location()));
         self.nondet_seen.entry(name).and_modify(|n| *n = (*n).max(of)).or_insert(of);
     }

@@ -1,0 +1,213 @@
+//! Spin-waits end (issue 20): in EXPLORE, an iteration of a watched loop (the pass's
+//! `spin_loops`: nothing in it changes the thread's state unseen) that writes nothing and reads
+//! exactly what the previous iteration read (the same instructions, addresses and values) has
+//! left the thread where it was: it would repeat for ever unless another thread writes. Then:
+//!
+//! - if no other thread can make progress (each has finished, is blocked, or spins itself with
+//!   nothing it reads written since), the program hangs: a *livelock*, reported like a deadlock,
+//!   with where each thread spins or waits;
+//! - otherwise the execution ends there, *discarded* (as at a failed `__VERIFIER_assume`: the
+//!   process's end, with the other threads killed where they stand). Nothing is lost: the
+//!   repeated iteration read what the one before read and changed nothing, so every execution
+//!   in which the thread goes on from here is an execution in which it goes on from before that
+//!   iteration, with the other threads' moves first, and the exploration explores those (the
+//!   end is dependent with every event of every other thread, and each read of the iteration
+//!   with the writes to its word). This is the spin-assume argument of Nidhugg and GenMC, on
+//!   iterations observed rather than on loops rewritten.
+//!
+//! The decision is a function of the thread's own events (the values its reads returned), so
+//! the same schedule gives the same execution. Serialised runs (`serial`) watch the same loops,
+//! to keep the turn away from a spinning thread as the default policy does (they cannot end a
+//! real run: a thread that only spins, with nobody left to write, spins as the program would). The default policy (the first execution, and the
+//! tail of every run after its requested schedule) does not keep running a thread that spins
+//! with nothing it reads written since while another thread can move: the verifier's first
+//! execution, on which published prefixes are anchored, is then a complete one.
+
+use shared_proto::{AccessKind, EventKind};
+use std::collections::HashMap;
+
+/// One read of an iteration: the instruction, the address, the value read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Read {
+    site: u64,
+    addr: u64,
+    value: u64,
+}
+
+/// An iteration longer than this is not compared (it is not a spin-wait's).
+const MAX_READS: usize = 64;
+
+/// Where one thread is in the loops it runs.
+#[derive(Default)]
+pub struct ThreadSpin {
+    /// The watched loop the thread is in (its header's site), while in an iteration.
+    current: Option<u64>,
+    /// The iteration so far wrote nothing and did nothing else that changes state.
+    pure: bool,
+    reads: Vec<Read>,
+    /// The previous iteration of `current`, when it was pure; and the write count when it began.
+    previous: Option<(Vec<Read>, u64)>,
+    /// The write count when the current iteration began.
+    began: u64,
+}
+
+/// The writes of the execution so far: a count, and for each 4-byte word the count at its last
+/// write (to tell whether what a spinning thread reads has been written since).
+#[derive(Default)]
+pub struct Writes {
+    pub(crate) count: u64,
+    /// Made on the first write (a `const` empty value, for a static's initialiser).
+    pub(crate) last: Option<HashMap<u64, u64>>,
+}
+
+impl Writes {
+    pub fn wrote(&mut self, addr: u64, size: u32) {
+        self.count += 1;
+        let (first, last) = (addr / 4, (addr + size.max(1) as u64 - 1) / 4);
+        let map = self.last.get_or_insert_with(HashMap::new);
+        for w in first..=last.min(first + 1024) {
+            map.insert(w, self.count);
+        }
+    }
+
+    /// Has any word of these reads been written after count `since`?
+    fn written_since(&self, reads: &[Read], since: u64) -> bool {
+        let Some(map) = &self.last else { return false };
+        reads.iter().any(|r| map.get(&(r.addr / 4)).is_some_and(|&c| c > since))
+    }
+}
+
+/// The value an access of `size` bytes at `addr` finds now (a hash of it when longer than 8).
+fn value_at(addr: u64, size: u32) -> u64 {
+    // SAFETY: the program has just loaded these bytes (one fiber runs at a time, so nothing has
+    // changed them since); volatile reads of memory the program can read.
+    unsafe {
+        match size {
+            1 => std::ptr::read_volatile(addr as *const u8) as u64,
+            2 => std::ptr::read_unaligned(addr as *const u16) as u64,
+            4 => std::ptr::read_unaligned(addr as *const u32) as u64,
+            8 => std::ptr::read_unaligned(addr as *const u64),
+            n => {
+                let bytes = std::slice::from_raw_parts(addr as *const u8, n.min(4096) as usize);
+                shared_proto::hash::stable_hash(bytes)
+            }
+        }
+    }
+}
+
+impl ThreadSpin {
+    /// The thread enters a watched loop from outside: nothing before counts.
+    pub fn enter(&mut self) {
+        *self = ThreadSpin::default();
+    }
+
+    /// The thread is at the top of the header of loop `site`. Returns whether the iteration it
+    /// just completed repeats the one before exactly (it spins).
+    pub fn head(&mut self, site: u64, writes: &Writes) -> bool {
+        let mut repeated = false;
+        if self.current == Some(site) && self.pure && self.reads.len() <= MAX_READS {
+            repeated = self.previous.as_ref().is_some_and(|(p, _)| *p == self.reads);
+            self.previous = Some((std::mem::take(&mut self.reads), self.began));
+        } else {
+            self.previous = None;
+        }
+        self.current = Some(site);
+        self.pure = true;
+        self.reads.clear();
+        self.began = writes.count;
+        repeated
+    }
+
+    /// The thread performed an operation: a read is remembered, anything else makes the
+    /// iteration impure (a failed trylock changes nothing, like a read).
+    pub fn observe(&mut self, kind: EventKind, site: Option<u64>, addr: u64, size: u32) {
+        if self.current.is_none() || !self.pure {
+            return;
+        }
+        let read = match kind {
+            EventKind::Access(AccessKind::Load | AccessKind::AtomicLoad) => Read { site: site.unwrap_or(0), addr, value: value_at(addr, size) },
+            EventKind::TryLockFail => Read { site: site.unwrap_or(0), addr, value: 0 },
+            _ => {
+                self.pure = false;
+                return;
+            }
+        };
+        if self.reads.len() > MAX_READS {
+            self.pure = false;
+        } else {
+            self.reads.push(read);
+        }
+    }
+
+    /// Would the thread, left to run, only repeat its last iteration? Its last iteration was
+    /// pure, the current one is pure and has read so far what that one read (a read that
+    /// differed would have taken it elsewhere, out of the loop say), and nothing the last
+    /// iteration read has been written since it began.
+    pub fn spinning(&self, writes: &Writes) -> bool {
+        self.pure && self.previous.as_ref().is_some_and(|(p, began)| p.starts_with(&self.reads) && !writes.written_since(p, *began))
+    }
+
+
+    /// After a repeated iteration (which is `previous` now): has nothing it read been written
+    /// since it began? (The thread itself has ended the process since: only the others' writes
+    /// count.)
+    pub fn repeat_unwritten(&self, writes: &Writes) -> bool {
+        self.previous.as_ref().is_some_and(|(p, began)| !writes.written_since(p, *began))
+    }
+
+    /// The loop it spins in, for reports.
+    pub fn loop_site(&self) -> Option<u64> {
+        self.current
+    }
+}
+
+/// # Safety
+/// Called by instrumented code (the pass's `spin_loops`) with a site id.
+#[no_mangle]
+pub extern "C" fn __irs_loop_head(site: u64) {
+    match crate::mode::get() {
+        crate::mode::Mode::Explore => crate::scheduler::loop_head(site),
+        crate::mode::Mode::Enforce => crate::serial::loop_head(site),
+        _ => {}
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn __irs_loop_enter(_site: u64) {
+    match crate::mode::get() {
+        crate::mode::Mode::Explore => crate::scheduler::loop_enter(),
+        crate::mode::Mode::Enforce => crate::serial::loop_enter(),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_iteration_that_repeats_the_one_before_is_found_and_a_write_breaks_it() {
+        let x = 0u32;
+        let a = &x as *const u32 as u64;
+        let mut w = Writes::default();
+        let mut t = ThreadSpin::default();
+        t.enter();
+        assert!(!t.head(7, &w));
+        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
+        assert!(!t.head(7, &w), "one iteration is no repeat");
+        assert!(t.spinning(&w));
+        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
+        assert!(t.head(7, &w), "the second iteration repeats the first");
+        assert!(t.spinning(&w), "and nothing it read was written since it began");
+        // A write by another thread to the word: not spinning any more.
+        w.wrote(a, 4);
+        assert!(!t.spinning(&w));
+        // An iteration with a write is not pure.
+        t.observe(EventKind::Access(AccessKind::Store), Some(2), a, 4);
+        assert!(!t.head(7, &w));
+        assert!(!t.head(7, &w), "after an impure iteration, one more is needed to compare");
+        // Entering from outside forgets the iterations before.
+        t.enter();
+        assert!(!t.head(7, &w) && !t.head(7, &w));
+    }
+}

@@ -1,0 +1,108 @@
+//! The objects irs builds condition variables, semaphores, barriers, rwlocks and `pthread_once`
+//! from (issue 20; DESIGN §3 "Objects and dependence").
+//!
+//! irs models these primitives as small algorithms over the two things its exploration already
+//! treats exactly: mutexes (lock, unlock, trylock) and choices (`EventKind::Nondet`). A
+//! condition variable is a lock on its waiter list plus one *gate* per waiting thread (a lock
+//! the waiter takes, and the signaller releases to wake it); a semaphore, a barrier and an
+//! rwlock are a lock on their state plus such a condition variable; `pthread_once` is a lock.
+//! The runtime runs the same algorithm in every mode (EXPLORE, RECORD, ENFORCE), so the events
+//! a verified trace holds are the ones a production run performs.
+//!
+//! These internal locks are named after the primitive's own address: the address with bit 63
+//! set and a *tag* in bits 48..63 (user addresses and logical offsets stay below 2^48), so that
+//! they never coincide with a program's mutex or memory word, and are as logical as the
+//! primitive's address (a condition variable in a heap block is named by the block).
+
+/// Set on every internal object's address.
+pub const SUB_BIT: u64 = 1 << 63;
+const TAG_SHIFT: u32 = 48;
+const TAG_MASK: u64 = 0x7fff;
+
+/// Which primitive an internal condition variable belongs to: its lock's tag and the first of
+/// its gates' tags (one gate per thread, `gate_base + thread`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CondSpace {
+    pub lock: u16,
+    pub gate_base: u16,
+    pub what: &'static str,
+}
+
+/// A program's own `pthread_cond_t`.
+pub const PROGRAM_COND: CondSpace = CondSpace { lock: 0x0001, gate_base: 0x0100, what: "condition variable" };
+/// The condition variable inside a semaphore (its waiters wait for a post).
+pub const SEM_COND: CondSpace = CondSpace { lock: 0x0003, gate_base: 0x0200, what: "semaphore" };
+/// The condition variable inside a barrier (its waiters wait for the last thread).
+pub const BARRIER_COND: CondSpace = CondSpace { lock: 0x0005, gate_base: 0x0300, what: "barrier" };
+/// The condition variable inside an rwlock (its waiters wait for an unlock).
+pub const RWLOCK_COND: CondSpace = CondSpace { lock: 0x0007, gate_base: 0x0400, what: "rwlock" };
+
+/// The lock on a semaphore's count.
+pub const SEM_LOCK: u16 = 0x0002;
+/// The lock on a barrier's count.
+pub const BARRIER_LOCK: u16 = 0x0004;
+/// The lock on an rwlock's holders.
+pub const RWLOCK_LOCK: u16 = 0x0006;
+/// The lock a `pthread_once` runs its function under.
+pub const ONCE_LOCK: u16 = 0x0008;
+
+const SPACES: [CondSpace; 4] = [PROGRAM_COND, SEM_COND, BARRIER_COND, RWLOCK_COND];
+/// Gates per condition variable: one per thread (EXPLORE has at most 64).
+const GATES: u16 = 0x100;
+
+/// The internal object `tag` of the primitive at `base` (an address or a logical offset).
+pub fn sub(base: u64, tag: u16) -> u64 {
+    debug_assert!(base & (SUB_BIT | (TAG_MASK << TAG_SHIFT)) == 0, "an address above 2^48");
+    base | SUB_BIT | ((tag as u64 & TAG_MASK) << TAG_SHIFT)
+}
+
+/// The primitive's address and the tag, when `addr` names an internal object.
+pub fn decode(addr: u64) -> Option<(u64, u16)> {
+    (addr & SUB_BIT != 0).then(|| (addr & ((1 << TAG_SHIFT) - 1), ((addr >> TAG_SHIFT) & TAG_MASK) as u16))
+}
+
+/// What waiting on the internal lock at `addr` means, for people ("condition variable 0x… (a
+/// signal)"); `None` for a program's own mutex.
+pub fn describe(addr: u64) -> Option<String> {
+    let (base, tag) = decode(addr)?;
+    for s in SPACES {
+        if tag == s.lock {
+            return Some(format!("the internal lock of {} {base:#x}", s.what));
+        }
+        if (s.gate_base..s.gate_base + GATES).contains(&tag) {
+            let why = match s.what {
+                "condition variable" => "a signal or broadcast",
+                "semaphore" => "a post",
+                "barrier" => "the other threads to arrive",
+                _ => "an unlock",
+            };
+            return Some(format!("{} {base:#x} (waiting for {why})", s.what));
+        }
+    }
+    Some(match tag {
+        SEM_LOCK => format!("the count of semaphore {base:#x}"),
+        BARRIER_LOCK => format!("the count of barrier {base:#x}"),
+        RWLOCK_LOCK => format!("the holders of rwlock {base:#x}"),
+        ONCE_LOCK => format!("pthread_once control {base:#x} (its function runs)"),
+        _ => format!("internal object {tag:#x} of {base:#x}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_objects_are_named_apart_and_described() {
+        let c = 0x7fff_1234_5678u64;
+        let lock = sub(c, PROGRAM_COND.lock);
+        let gate = sub(c, PROGRAM_COND.gate_base + 3);
+        assert!(lock != gate && lock != c && gate & SUB_BIT != 0);
+        assert_eq!(decode(gate), Some((c, PROGRAM_COND.gate_base + 3)));
+        assert_eq!(decode(c), None);
+        assert!(describe(gate).unwrap().starts_with("condition variable 0x7fff12345678 (waiting for a signal"));
+        assert!(describe(sub(c, SEM_COND.gate_base)).unwrap().contains("semaphore"));
+        assert!(describe(sub(c, BARRIER_LOCK)).unwrap().contains("barrier"));
+        assert_eq!(describe(c), None);
+    }
+}
