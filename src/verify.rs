@@ -232,7 +232,22 @@ pub fn verify(
         let _ = write_state(p, &st);
         (p.to_path_buf(), st)
     });
+    // Files the program opens for reading are captured at their first open and every
+    // execution reads the capture (issue 19): in the input's directory for a stored input, else
+    // in a directory of this verification's own.
+    let own_captures = exec.input_files.is_none().then(|| std::env::temp_dir().join(format!("irs-verify-{}-files", std::process::id())));
+    let mut exec = exec;
+    if let Some(d) = &own_captures {
+        let _ = std::fs::remove_dir_all(d);
+        exec.input_files = Some(d.clone());
+    }
+    let captures = shared_proto::input_files::FileCaptures::new(exec.input_files.clone().expect("set above"));
     let result = verify_inner(program, args, opts, exec, out_dir, schedules_out, publisher.as_deref_mut(), &mut state, progress);
+    let files_read = captures.summary();
+    if let Some(d) = &own_captures {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let result = result.map(|o| Outcomes { files_read, ..o });
     if let Some((path, st)) = state.as_mut() {
         match &result {
             Ok(o) => {
@@ -262,36 +277,6 @@ pub fn verify(
 
 #[allow(clippy::too_many_arguments)]
 fn verify_inner(
-    program: &str,
-    args: &[String],
-    opts: qpor::Options,
-    exec: ExecOptions,
-    out_dir: &Path,
-    schedules_out: Option<&Path>,
-    mut publisher: Option<&mut Publisher>,
-    state: &mut Option<(PathBuf, VerifierState)>,
-    progress: impl FnMut(&Stats),
-) -> Result<Outcomes, VerifyCliError> {
-    // Files the program opens for reading are captured at their first open and every
-    // execution reads the capture (issue 19): in the input's directory for a stored input, else
-    // in a directory of this verification's own.
-    let own_captures = exec.input_files.is_none().then(|| std::env::temp_dir().join(format!("irs-verify-{}-files", std::process::id())));
-    let mut exec = exec;
-    if let Some(d) = &own_captures {
-        let _ = std::fs::remove_dir_all(d);
-        exec.input_files = Some(d.clone());
-    }
-    let captures = shared_proto::input_files::FileCaptures::new(exec.input_files.clone().expect("set above"));
-    let result = verify_explore(program, args, opts, exec, out_dir, schedules_out, publisher.as_deref_mut(), state, progress);
-    let files_read = captures.summary();
-    if let Some(d) = &own_captures {
-        let _ = std::fs::remove_dir_all(d);
-    }
-    result.map(|o| Outcomes { files_read, ..o })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn verify_explore(
     program: &str,
     args: &[String],
     mut opts: qpor::Options,

@@ -100,15 +100,20 @@ fn every_benchmark_program_respects_its_prefix_under_chaos() {
     programs.sort();
     assert!(programs.len() >= 8, "the IRS paper's programs: {programs:?}");
     programs.push(("race".into(), d.join("race.c")));
+    stress_all(&programs, RUNS);
+}
+
+/// `stress` every program, three at a time (the machine has two cores, and chaos runs sleep a
+/// lot); panics with every failure.
+fn stress_all(programs: &[(String, PathBuf)], runs: usize) {
     let failures = std::sync::Mutex::new(Vec::new());
-    // Three at a time: the machine has two cores, and chaos runs sleep a lot.
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..3 {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((name, src)) = programs.get(i) else { break };
-                if let Err(e) = stress(name, src, RUNS) {
+                if let Err(e) = stress(name, src, runs) {
                     failures.lock().unwrap().push(e);
                 }
             });
@@ -127,19 +132,5 @@ fn programs_with_blocking_operations_respect_their_prefix_under_chaos() {
         .iter()
         .map(|n| (n.to_string(), repo().join(format!("tests/programs/sync/{n}.c"))))
         .collect();
-    let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..3 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((name, src)) = programs.get(i) else { break };
-                if let Err(e) = stress(name, src, SYNC_RUNS) {
-                    failures.lock().unwrap().push(e);
-                }
-            });
-        }
-    });
-    let f = failures.into_inner().unwrap();
-    assert!(f.is_empty(), "{}", f.join("\n"));
+    stress_all(&programs, SYNC_RUNS);
 }
