@@ -213,6 +213,19 @@ fn inputs_nothing_can_cover_keep_their_data_and_are_reported() {
     let o = run(Command::new(irs()).args(["verify", "--input", "0123456789abcdef", "--"]).arg(&prog), None, T).unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", o.stderr);
     assert!(o.stderr.contains("no input 0123456789abcdef"), "{}", o.stderr);
+    // A program whose verification ends without a prefix (a construct it does not model): its
+    // runs are serialised with the reason, the first one and every later one, not refused.
+    std::fs::write(d.join("cancel.c"), "#include <pthread.h>\n#include <stdio.h>\nvoid *t(void *a) { return a; }\nint main(void) { pthread_t th; pthread_create(&th, 0, t, 0); pthread_cancel(th); pthread_join(th, 0); puts(\"done\"); return 0; }\n").unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "cancel", "cancel.c"]).unwrap();
+    let cancel = d.join("cancel");
+    let _fc = Forget(cancel.clone());
+    for first in [true, false] {
+        let o = run(Command::new(irs()).args(["run", "--"]).arg(&cancel), None, LONG).unwrap();
+        assert!(o.status.success() && o.stdout.contains("done"), "{}{}", o.stdout, o.stderr);
+        assert!(o.stderr.contains("ended without a prefix") && o.stderr.contains("pthread_cancel") && o.stderr.contains("SERIALISED"), "{}", o.stderr);
+        // The first run queued the input and waited for its verification; a later one knows.
+        assert_eq!(o.stderr.contains("queued"), first, "{}", o.stderr);
+    }
     // Forget: nothing left.
     let o = run(Command::new(irs()).arg("forget").arg(&prog), None, T).unwrap();
     assert!(o.status.success() && o.stdout.contains("forgot 2 input(s)"), "{}{}", o.stdout, o.stderr);

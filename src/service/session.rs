@@ -180,6 +180,19 @@ impl Session {
             return session.refuse_if_stop();
         }
         let status = state::status(&store);
+        if let (Status::Finished(st), None) = (&status, in_force(&store)) {
+            // Its verification ended without a prefix (an unsupported construct, no correct
+            // execution to anchor one on): nothing will cover this input's runs.
+            let why = format!(
+                "the verification of input {} ended without a prefix: {}",
+                store.key,
+                st.error.clone().unwrap_or_else(|| format!("verdict {}", st.verdict.as_deref().unwrap_or(&st.state)))
+            );
+            attached(&Attach::Uncoverable(why.clone()));
+            session.uncoverable = Some(why);
+            session.input = Some(store);
+            return session.refuse_if_stop();
+        }
         let mut worker_started = None;
         if matches!(status, Status::None | Status::Stale(_)) {
             // Not verified, or its verifier died: (again) in the queue. A stale verification's
@@ -192,7 +205,18 @@ impl Session {
         } else {
             attached(&Attach::Queued { key: store.key, worker_started: worker_started.flatten() });
             if !opts.no_wait {
-                wait_for_prefix(&pstore, &store, program_name(program, args), opts.wait_limit)?;
+                match wait_for_prefix(&pstore, &store, program_name(program, args), opts.wait_limit) {
+                    Ok(()) => {}
+                    // Nothing will cover this input: its runs go on as the reaction says.
+                    Err(ServiceError::VerifierFailed { why, .. }) => {
+                        let why = format!("the verification of input {} ended without a prefix: {why}", store.key);
+                        attached(&Attach::Uncoverable(why.clone()));
+                        session.uncoverable = Some(why);
+                        session.input = Some(store);
+                        return session.refuse_if_stop();
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
         session.input = Some(store);

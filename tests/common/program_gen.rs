@@ -1,5 +1,6 @@
 //! Random small concurrent C programs for the differential campaign (tests/differential.rs,
-//! benchmarks/differential/run.py): each one is a deterministic function of a `u64` seed.
+//! benchmarks/differential/run.py): each one is a deterministic function of a `u64` seed (and of
+//! the generator's options, [`GenOptions`]; `generate` uses the defaults).
 //!
 //! A program has `main` plus 1–3 threads (one of them may create a child of its own), and
 //! uses globals `int g0, g1, g2`, mutexes `m0`, `m1` (static initializers), a heap block of three
@@ -17,16 +18,54 @@
 //! Assertions are drawn "may fail" (comparing with a value the location may hold) or "safe" (a
 //! value it never holds) with a per-program rate, so that about half the programs have bugs.
 //!
-//! Every program terminates under every schedule: there are no loops, every mutex is released on
-//! every path (except by a thread that fails an assertion while holding it, or that the process's
-//! end cuts off), and nobody waits for anyone except by join (of its own children, with no lock
-//! held) and by locks (deadlocks, which are bugs the oracle sees too, are possible).
+//! **Synchronisation scenarios** (README, "Synchronisation: what irs models" and "Spin-waits").
+//! With probability [`GenOptions::sync_percent`] (default [`SYNC_PERCENT`]) a program also gets
+//! one (or, a third of the time, two) of the following, each played by 1–3 of its threads (main
+//! included), inserted at the top level of their bodies (in `main` and in a thread with a child:
+//! after the creates, before the joins):
+//! - `cond`: `pthread_cond_t cv0` with the predicate `int cf0`: waiters lock `m0` or `m1` and wait
+//!   in a `while (!cf0)` loop, or (a quarter of them) with no predicate loop (a lost wake-up:
+//!   a deadlock); the signaller sets `cf0` and signals (`pthread_cond_signal`, or
+//!   `pthread_cond_broadcast`) under the mutex, after unlocking it, or before setting `cf0` (a
+//!   signal that can come before the wait, and be lost); two waiters and one `signal` leave one
+//!   waiting (a deadlock where both wait before the signal).
+//! - `sem`: `sem_t s0`, `sem_init` with 0, 1 or 2 by `main` before the creates; `sem_wait` /
+//!   `sem_post` hand-offs and critical sections, `if (sem_trywait(&s0) == 0) { ...; [sem_post] }`;
+//!   more waits than posts and the initial count are deadlocks.
+//! - `once`: `pthread_once(&once0, init_once0)` from 2–3 threads; the function increments a global
+//!   (which threads then read and assert on).
+//! - `barrier`: `pthread_barrier_t b0` initialised by `main` for the 2 (or 3) threads that wait at
+//!   it, writing before and reading after; sometimes for one thread more than arrive (a deadlock).
+//! - `rwlock`: `pthread_rwlock_t rw0`: `rdlock`, `wrlock`, `tryrdlock`, `trywrlock`, `unlock`
+//!   around reads and writes; sometimes nested with a mutex in opposite orders (a deadlock).
+//! - `recursive`: `pthread_mutex_t rm0 = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP` (so the program
+//!   starts with `#define _GNU_SOURCE`) relocked and tried by its owner, tried by others; sometimes
+//!   relocked once more than unlocked (held for good: others deadlock on it).
+//! - `spin`: `volatile int sf0, sf1`: a thread spins `while (!sf0) ;` (a loop that only reads: the
+//!   runtime ends it, discarded, or reports a livelock) for a flag another thread sets, sets only
+//!   on a value read, never sets, or sets only after spinning on `sf1` itself (a livelock).
+//! Whether a program gets a scenario, and which, is drawn from a second random stream of the
+//! seed, so a program that gets none is the one the generator made before scenarios existed
+//! (byte for byte: same seed, same source); the programs of seeds that get one changed (since the
+//! scenarios were added, after commit e07a7c6: about a third of every seed range, with
+//! `sync_percent` 35; earlier campaigns' seeds name other programs there). `GenOptions { sync_percent: 0 }` gives the earlier generator exactly.
+//!
+//! Every program ends under every schedule, or ends in a deadlock or a livelock the runtime
+//! detects: there are no loops but a condition variable's predicate loop (it waits again only
+//! after a signal, and its flag is only ever set) and spin-waits that only read a flag, every
+//! mutex is released on every path (except by a thread that fails an assertion while holding it,
+//! or that the process's end cuts off, and the recursive mutex relocked once too often), and
+//! nobody waits for anyone except by join (of its own children, with no lock held), by locks,
+//! and by the scenarios' waits (deadlocks and livelocks, which are bugs the oracle sees too, are
+//! possible).
 //!
 //! Size: threads get fewer statements the more threads there are, and the generator counts the
 //! program's interleavings in a model of its visible operations (`Gen::estimate`: locks block,
-//! but values, failures, failed trylocks and early ends are ignored; an upper bound on the
-//! oracle's count in practice, never exceeded in 3,000 programs) and draws again (from the same
-//! random stream) until that is at most `MAX_ESTIMATE`. The oracle needs about 1/20,000 s per
+//! and so do the scenarios' waits, each modelled with the events the runtime's implementation
+//! makes (internal locks, gates, choices); values, failures, failed trylocks and early ends are
+//! ignored; an upper bound on the oracle's count in practice, never exceeded in 3,000 programs
+//! without scenarios) and draws again (from the same random stream) until that is at most
+//! `MAX_ESTIMATE` (`MAX_SYNC_ESTIMATE` with a scenario). The oracle needs about 1/20,000 s per
 //! interleaving here; the campaign's programs have at most about 29,000.
 #![allow(dead_code)]
 
@@ -35,6 +74,44 @@ use std::fmt::Write as _;
 
 /// Programs whose model has more interleavings than this are drawn again.
 pub const MAX_ESTIMATE: u64 = 30_000;
+
+/// The same for programs with a synchronisation scenario (their model is looser: waits are
+/// modelled with every event they may make).
+pub const MAX_SYNC_ESTIMATE: u64 = 8_000;
+
+/// The default percentage of programs that get a synchronisation scenario.
+pub const SYNC_PERCENT: u32 = 35;
+
+/// What the generator may put in a program.
+#[derive(Clone, Copy, Debug)]
+pub struct GenOptions {
+    /// Percentage of seeds whose program gets a synchronisation scenario (0: none, the generator
+    /// before scenarios existed).
+    pub sync_percent: u32,
+}
+
+impl Default for GenOptions {
+    fn default() -> GenOptions {
+        GenOptions { sync_percent: SYNC_PERCENT }
+    }
+}
+
+/// A synchronisation scenario (see the module's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Sync {
+    Cond,
+    Sem,
+    Once,
+    Barrier,
+    RwLock,
+    Recursive,
+    Spin,
+}
+
+const SYNCS: [Sync; 7] = [Sync::Cond, Sync::Sem, Sync::Once, Sync::Barrier, Sync::RwLock, Sync::Recursive, Sync::Spin];
+
+/// The second random stream's salt (which scenarios a seed's program gets).
+const SYNC_SALT: u64 = 0x5C0E_D51C_0000_0020;
 
 /// splitmix64: a small deterministic generator (no crates).
 pub struct Rng(u64);
@@ -150,6 +227,80 @@ enum St {
     Create { t: usize },
     Join { t: usize },
     Detach { t: usize },
+    // ---- synchronisation scenarios (top level of a body only, but for the bodies below) ----
+    /// `lock(m); [while (!cf0)] pthread_cond_wait(&cv0, &m); body; unlock(m);`
+    CondWait { m: usize, pred: bool, body: Vec<St> },
+    /// Set `cf0` (after `body`) under `m`, and signal or broadcast `cv0` where `at` says.
+    CondSignal { m: usize, broadcast: bool, at: SignalAt, body: Vec<St> },
+    /// `sem_init(&s0, 0, v);` (main, before the creates)
+    SemInit { v: u32 },
+    /// `sem_wait(&s0);`
+    SemWait,
+    /// `sem_post(&s0);`
+    SemPost,
+    /// `if (sem_trywait(&s0) == 0) { body; [sem_post(&s0);] }`
+    SemTry { post: bool, body: Vec<St> },
+    /// `pthread_once(&once0, init_once0);` (the function increments `g{Gen::once_g}`)
+    Once,
+    /// `pthread_barrier_init(&b0, 0, n);` (main, before the creates)
+    BarrierInit { n: u32 },
+    /// `pthread_barrier_wait(&b0);`
+    BarrierWait,
+    /// `pthread_rwlock_{rd,wr}lock(&rw0); body; pthread_rwlock_unlock(&rw0);`, or with `try_`
+    /// `if (pthread_rwlock_try{rd,wr}lock(&rw0) == 0) { body; unlock }`
+    RwLock { write: bool, try_: bool, body: Vec<St> },
+    /// `pthread_mutex_lock(&rm0); body; [pthread_mutex_unlock(&rm0);]`
+    RecLock { unlock: bool, body: Vec<St> },
+    /// `if (pthread_mutex_trylock(&rm0) == 0) { body; pthread_mutex_unlock(&rm0); }`
+    RecTry { body: Vec<St> },
+    /// `while (!sf{f}) ;`
+    SpinWait { f: usize },
+    /// `sf{f} = 1;`
+    SpinSet { f: usize },
+}
+
+/// Where a condition variable's signaller signals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SignalAt {
+    /// Under the mutex, after setting the predicate.
+    Under,
+    /// After unlocking the mutex.
+    After,
+    /// Before locking the mutex to set the predicate (the signal may come before the wait).
+    Before,
+}
+
+impl St {
+    /// The statements nested in this one, if any.
+    fn body(&self) -> Option<&Vec<St>> {
+        match self {
+            St::Lock { body, .. }
+            | St::TryLock { body, .. }
+            | St::If { body, .. }
+            | St::CondWait { body, .. }
+            | St::CondSignal { body, .. }
+            | St::SemTry { body, .. }
+            | St::RwLock { body, .. }
+            | St::RecLock { body, .. }
+            | St::RecTry { body, .. } => Some(body),
+            _ => None,
+        }
+    }
+
+    fn body_mut(&mut self) -> Option<&mut Vec<St>> {
+        match self {
+            St::Lock { body, .. }
+            | St::TryLock { body, .. }
+            | St::If { body, .. }
+            | St::CondWait { body, .. }
+            | St::CondSignal { body, .. }
+            | St::SemTry { body, .. }
+            | St::RwLock { body, .. }
+            | St::RecLock { body, .. }
+            | St::RecTry { body, .. } => Some(body),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,6 +376,31 @@ pub const ALL_FEATURES: &[&str] = &[
     "main-pthread-exit",
     "main-exit",
     "atexit",
+    "sync",
+    "cond",
+    "cond-no-predicate",
+    "cond-broadcast",
+    "cond-two-waiters",
+    "cond-signal-unlocked",
+    "cond-signal-early",
+    "sem",
+    "sem-init-0",
+    "sem-init-1",
+    "sem-init-2",
+    "sem-trywait",
+    "once",
+    "barrier",
+    "barrier-short",
+    "rwlock",
+    "rwlock-try",
+    "rwlock-mutex-nested",
+    "recursive",
+    "recursive-trylock",
+    "recursive-unbalanced",
+    "spin",
+    "spin-conditional",
+    "spin-never-set",
+    "spin-mutual",
 ];
 
 pub struct Generated {
@@ -237,15 +413,36 @@ pub struct Generated {
     pub redraws: usize,
 }
 
-/// The program of `seed`.
+/// The program of `seed` (with the default options).
 pub fn generate(seed: u64) -> Generated {
+    generate_with(seed, &GenOptions::default())
+}
+
+/// The program of `seed` with `opts`.
+pub fn generate_with(seed: u64, opts: &GenOptions) -> Generated {
     let mut rng = Rng::new(seed);
+    // Which scenarios, from a stream of its own: a program without any is drawn exactly as
+    // before scenarios existed.
+    let mut srng = Rng::new(seed ^ SYNC_SALT);
+    let mut syncs: Vec<Sync> = Vec::new();
+    if srng.chance(opts.sync_percent) {
+        let k = if srng.chance(33) { 2 } else { 1 };
+        while syncs.len() < k {
+            let s = srng.pick(&SYNCS);
+            if !syncs.contains(&s) {
+                syncs.push(s);
+            }
+        }
+        syncs.sort();
+    }
+    let max = if syncs.is_empty() { MAX_ESTIMATE } else { MAX_SYNC_ESTIMATE };
     let mut redraws = 0;
     loop {
         let mut g = Gen::new(&mut rng);
+        g.syncs = syncs.clone();
         g.build();
         let estimate = g.estimate();
-        if estimate <= MAX_ESTIMATE {
+        if estimate <= max {
             let features = g.features();
             let source = g.emit(seed, &features, estimate);
             return Generated { seed, source, features, estimate, redraws };
@@ -269,6 +466,14 @@ struct Gen<'a> {
     fate: BTreeMap<usize, u8>,
     /// Two threads that nest m0 and m1 in opposite orders (a possible deadlock), if any.
     inversion: Vec<usize>,
+    /// The synchronisation scenarios to add.
+    syncs: Vec<Sync>,
+    /// The global `init_once0` increments.
+    once_g: Option<usize>,
+    /// The semaphore's initial count.
+    sem_init: u32,
+    /// The barrier's count.
+    barrier_n: u32,
 }
 
 const CELLS: usize = 3;
@@ -281,7 +486,7 @@ impl<'a> Gen<'a> {
         let nmutexes = rng.pick(&[0, 1, 1, 2, 2]);
         let heap_main = rng.chance(35);
         let fail_percent = rng.pick(&[0, 0, 40, 70, 100, 100]);
-        Gen { rng, threads: Vec::new(), nglobals, nmutexes, heap_main, atexit: None, fail_percent, fate: BTreeMap::new(), inversion: Vec::new() }
+        Gen { rng, threads: Vec::new(), nglobals, nmutexes, heap_main, atexit: None, fail_percent, fate: BTreeMap::new(), inversion: Vec::new(), syncs: Vec::new(), once_g: None, sem_init: 0, barrier_n: 0 }
     }
 
     fn want(&mut self) -> Want {
@@ -343,6 +548,9 @@ impl<'a> Gen<'a> {
             self.thread_body(id);
         }
         self.main_body();
+        for s in self.syncs.clone() {
+            self.add_sync(s);
+        }
         self.resolve();
     }
 
@@ -608,6 +816,243 @@ impl<'a> Gen<'a> {
         self.threads[0].body = body;
     }
 
+    // ---- synchronisation scenarios --------------------------------------------------------
+
+    /// `k` distinct threads (main included), in random order.
+    fn distinct_threads(&mut self, k: usize) -> Vec<usize> {
+        let mut all: Vec<usize> = (0..self.threads.len()).collect();
+        let mut v = Vec::new();
+        for _ in 0..k.min(all.len()) {
+            let i = self.rng.below(all.len());
+            v.push(all.remove(i));
+        }
+        v
+    }
+
+    /// Insert `sts` at the top level of thread `t`'s body: after its creates (if it has any),
+    /// before its first join.
+    fn insert(&mut self, t: usize, sts: Vec<St>) {
+        let body = &self.threads[t].body;
+        let lo = body.iter().rposition(|s| matches!(s, St::Create { .. })).map(|p| p + 1).unwrap_or(0);
+        let hi = body.iter().position(|s| matches!(s, St::Join { .. })).unwrap_or(body.len()).max(lo);
+        let at = lo + self.rng.below(hi - lo + 1);
+        let body = &mut self.threads[t].body;
+        for (i, st) in sts.into_iter().enumerate() {
+            body.insert(at + i, st);
+        }
+    }
+
+    /// Main's statements before its creates (initialisations).
+    fn insert_first_in_main(&mut self, st: St) {
+        self.threads[0].body.insert(0, st);
+    }
+
+    /// A read of a global into a new local, and sometimes an assertion on it.
+    fn read_global(&mut self, t: usize, g: usize) -> Vec<St> {
+        let loc = Loc::G(g);
+        let r = self.new_local(t, Some(loc));
+        let mut v = vec![St::Read { r, loc }];
+        if self.rng.chance(70) {
+            let want = self.want();
+            v.push(St::AssertNe { r, want, c: 0 });
+        }
+        v
+    }
+
+    fn write_global(&mut self, g: usize) -> St {
+        if self.rng.chance(30) {
+            St::Incr { loc: Loc::G(g) }
+        } else {
+            St::WriteConst { loc: Loc::G(g), v: self.rng.pick(&[1, 2, 3]) }
+        }
+    }
+
+    fn add_sync(&mut self, s: Sync) {
+        let n = self.threads.len();
+        match s {
+            Sync::Cond => {
+                let two = n >= 3 && self.rng.chance(30);
+                let roles = self.distinct_threads(if two { 3 } else { 2 });
+                let m = self.rng.below(2);
+                let g = self.rng.below(self.nglobals);
+                // The signaller writes g before setting the predicate; the waiters read it.
+                let message = self.rng.chance(50);
+                for &w in &roles[1..] {
+                    let pred = self.rng.chance(75);
+                    let body = if message || self.rng.chance(40) { self.read_global(w, g) } else { vec![] };
+                    self.insert(w, vec![St::CondWait { m, pred, body }]);
+                }
+                let broadcast = self.rng.chance(if two { 50 } else { 20 });
+                let at = match self.rng.below(100) {
+                    0..=59 => SignalAt::Under,
+                    60..=84 => SignalAt::After,
+                    _ => SignalAt::Before,
+                };
+                let body = if message { vec![self.write_global(g)] } else { vec![] };
+                self.insert(roles[0], vec![St::CondSignal { m, broadcast, at, body }]);
+            }
+            Sync::Sem => {
+                let v = self.rng.pick(&[0, 0, 0, 1, 1, 2]);
+                self.sem_init = v;
+                self.insert_first_in_main(St::SemInit { v });
+                let k = if n >= 3 && self.rng.chance(35) { 3 } else { 2 };
+                let roles = self.distinct_threads(k);
+                let g = self.rng.below(self.nglobals);
+                for (i, &t) in roles.iter().enumerate() {
+                    // 0 post, 1 wait, 2 wait..post, 3 trywait..post, 4 trywait (keeps it)
+                    let role = if v == 0 && i == 0 {
+                        if self.rng.chance(90) { 0 } else { 4 }
+                    } else if v == 0 && i == 1 {
+                        self.rng.pick(&[1, 1, 1, 1, 2, 3])
+                    } else {
+                        self.rng.pick(&[0, 1, 2, 2, 2, 3, 3, 4])
+                    };
+                    let sts = match role {
+                        0 => vec![self.write_global(g), St::SemPost],
+                        1 => {
+                            let mut v = vec![St::SemWait];
+                            v.extend(self.read_global(t, g));
+                            v
+                        }
+                        2 => vec![St::SemWait, St::Incr { loc: Loc::G(g) }, St::SemPost],
+                        3 => vec![St::SemTry { post: true, body: vec![St::Incr { loc: Loc::G(g) }] }],
+                        _ => {
+                            let body = self.read_global(t, g);
+                            vec![St::SemTry { post: false, body }]
+                        }
+                    };
+                    self.insert(t, sts);
+                }
+            }
+            Sync::Once => {
+                let g = self.rng.below(self.nglobals);
+                self.once_g = Some(g);
+                let k = if n >= 3 && self.rng.chance(35) { 3 } else { 2 };
+                for t in self.distinct_threads(k) {
+                    let mut sts = vec![St::Once];
+                    if self.rng.chance(60) {
+                        sts.extend(self.read_global(t, g));
+                    }
+                    self.insert(t, sts);
+                }
+            }
+            Sync::Barrier => {
+                let k = if n >= 3 && self.rng.chance(25) { 3 } else { 2 };
+                let short = self.rng.chance(12);
+                self.barrier_n = k as u32 + u32::from(short);
+                self.insert_first_in_main(St::BarrierInit { n: self.barrier_n });
+                let roles = self.distinct_threads(k);
+                let g = self.rng.below(self.nglobals);
+                for (i, &t) in roles.iter().enumerate() {
+                    let mut sts = Vec::new();
+                    // Writes before the barrier, reads after it.
+                    if i == 0 || self.rng.chance(40) {
+                        sts.push(self.write_global(g));
+                    }
+                    sts.push(St::BarrierWait);
+                    if i > 0 || self.rng.chance(40) {
+                        sts.extend(self.read_global(t, g));
+                    }
+                    self.insert(t, sts);
+                }
+            }
+            Sync::RwLock => {
+                let k = if n >= 3 && self.rng.chance(30) { 3 } else { 2 };
+                let roles = self.distinct_threads(k);
+                let g = self.rng.below(self.nglobals);
+                let nested = self.rng.chance(20);
+                let mut writers = 0;
+                for (i, &t) in roles.iter().enumerate() {
+                    let (write, try_) = match self.rng.below(100) {
+                        0..=39 => (true, false),
+                        40..=74 => (false, false),
+                        75..=89 => (false, true),
+                        _ => (true, true),
+                    };
+                    // Mostly at least one writer.
+                    let write = write || (i + 1 == roles.len() && writers == 0 && self.rng.chance(80));
+                    writers += usize::from(write);
+                    let mut body = if write { vec![self.write_global(g)] } else { self.read_global(t, g) };
+                    let m = self.rng.below(2);
+                    let st = if nested && i == 1 {
+                        // The mutex inside the rwlock (the first thread: the rwlock inside the mutex).
+                        body = vec![St::Lock { m: 0, body }];
+                        St::RwLock { write, try_, body }
+                    } else {
+                        St::RwLock { write, try_, body }
+                    };
+                    let st = if nested && i == 0 {
+                        St::Lock { m: 0, body: vec![st] }
+                    } else if !nested && self.rng.chance(10) {
+                        St::Lock { m, body: vec![st] }
+                    } else {
+                        st
+                    };
+                    self.insert(t, vec![st]);
+                }
+            }
+            Sync::Recursive => {
+                let k = if self.rng.chance(70) { 2 } else { 1 };
+                let roles = self.distinct_threads(k);
+                let g = self.rng.below(self.nglobals);
+                for (i, &t) in roles.iter().enumerate() {
+                    let st = if i == 1 && self.rng.chance(30) {
+                        // Another thread tries it.
+                        St::RecTry { body: vec![self.write_global(g)] }
+                    } else {
+                        let inner_body = if self.rng.chance(50) { vec![self.write_global(g)] } else { self.read_global(t, g) };
+                        let inner = if self.rng.chance(30) {
+                            St::RecTry { body: inner_body }
+                        } else {
+                            St::RecLock { unlock: !self.rng.chance(10), body: inner_body }
+                        };
+                        let mut body = vec![];
+                        if self.rng.chance(50) {
+                            body.push(self.write_global(g));
+                        }
+                        body.push(inner);
+                        St::RecLock { unlock: true, body }
+                    };
+                    self.insert(t, vec![st]);
+                }
+            }
+            Sync::Spin => {
+                let roles = self.distinct_threads(2);
+                let (spinner, setter) = (roles[0], roles[1]);
+                let g = self.rng.below(self.nglobals);
+                let message = self.rng.chance(50);
+                let mut spin = vec![St::SpinWait { f: 0 }];
+                if message {
+                    spin.extend(self.read_global(spinner, g));
+                }
+                match self.rng.below(100) {
+                    0..=69 => {
+                        let mut set = Vec::new();
+                        if message {
+                            set.push(self.write_global(g));
+                        }
+                        set.push(St::SpinSet { f: 0 });
+                        self.insert(setter, set);
+                    }
+                    70..=87 => {
+                        // Set only on a value read.
+                        let x = self.rng.below(self.nglobals);
+                        let r = self.new_local(setter, Some(Loc::G(x)));
+                        let v = self.rng.pick(&[0, 0, 1, 2]);
+                        self.insert(setter, vec![St::Read { r, loc: Loc::G(x) }, St::If { r, v, body: vec![St::SpinSet { f: 0 }] }]);
+                    }
+                    88..=93 => {} // nobody sets it
+                    _ => {
+                        // The setter spins on sf1 first, which the spinner sets after its spin.
+                        self.insert(setter, vec![St::SpinWait { f: 1 }, St::SpinSet { f: 0 }]);
+                        spin.push(St::SpinSet { f: 1 });
+                    }
+                }
+                self.insert(spinner, spin);
+            }
+        }
+    }
+
     // ---- values -------------------------------------------------------------------------
 
     /// Every value each location may hold (an over-approximation), and the values in the
@@ -625,13 +1070,20 @@ impl<'a> Gen<'a> {
                     St::WriteConst { loc, v } => add(*loc, &[*v]),
                     St::WriteLocal { loc, .. } => add(*loc, &[1, 2, 3, 4]),
                     St::Incr { loc } => add(*loc, &[1, 2, 3, 4]),
-                    St::Lock { body, .. } | St::TryLock { body, .. } | St::If { body, .. } => walk(body, t, vals, own_by),
-                    _ => {}
+                    _ => {
+                        if let Some(body) = s.body() {
+                            walk(body, t, vals, own_by)
+                        }
+                    }
                 }
             }
         }
         for th in &self.threads {
             walk(&th.body, th.id, &mut vals, &mut own_by);
+        }
+        if let Some(g) = self.once_g {
+            // init_once0: g = g + 1
+            vals.entry(Loc::G(g)).or_default().extend([1, 2, 3, 4]);
         }
         for v in vals.values_mut() {
             v.insert(0);
@@ -689,8 +1141,11 @@ impl<'a> Gen<'a> {
                         *c = choose(&sums, *want, 2 * SAFE + 1);
                     }
                     St::Check { loc, want, c } => *c = choose(&possible(t, Some(*loc)), *want, SAFE),
-                    St::Lock { body, .. } | St::TryLock { body, .. } | St::If { body, .. } => fix(body, t, src, possible, choose),
-                    _ => {}
+                    _ => {
+                        if let Some(body) = s.body_mut() {
+                            fix(body, t, src, possible, choose)
+                        }
+                    }
                 }
             }
         }
@@ -712,24 +1167,78 @@ impl<'a> Gen<'a> {
     /// its longest path (both sides of every branch), every trylock succeeds without holding its
     /// mutex, no assertion fails and nothing ends the process early: a thread's operations become
     /// enabled when it is created, a join when the joined thread has done all of its, a lock when
-    /// no other thread holds the mutex. Counted by memoised search over the vector of positions.
-    /// The real count (the oracle's) is smaller in practice, since failures, failed trylocks and
-    /// the process's end only remove interleavings, but for the kills an end adds (counted here as
-    /// operations of the ender, one per other thread, even joined ones); the campaign reports any
-    /// program whose count exceeds its model's.
+    /// no other thread holds the mutex. Counted by memoised search over the vector of positions
+    /// (and the scenarios' state). The real count (the oracle's) is smaller in practice, since
+    /// failures, failed trylocks and the process's end only remove interleavings, but for the
+    /// kills an end adds (counted here as operations of the ender, one per other thread, even
+    /// joined ones); the campaign reports any program whose count exceeds its model's.
+    ///
+    /// The scenarios' operations are modelled as the runtime implements them (README,
+    /// "Synchronisation: what irs models"): each lock and unlock of an internal lock (a
+    /// condition variable's list, a semaphore's, barrier's, rwlock's or once control's lock) is
+    /// an operation; a wait takes its gate (one operation), releases the locks, waits until a
+    /// wake releases it (the gate's second lock, blocked until then), releases the gate and
+    /// relocks; a signal to several waiters is a choice (one branch per waiter, one operation
+    /// more); a broadcast releases each waiter's gate (one operation each); a trylock (of the
+    /// semaphore, the rwlock) is taken when free; a recursive mutex relocked by its owner is no
+    /// operation; a spin-wait is at most three reads of its flag, then ends the execution (its
+    /// end, discarded or a livelock) unless the flag was set.
     fn estimate(&self) -> u64 {
-        #[derive(Clone, Copy)]
+        #[derive(Clone, Copy, Debug)]
         enum Op {
             Plain,
             Create(usize),
             Join(usize),
             Lock(usize),
             Unlock(usize),
+            /// Takes the waiter's gate and joins the queue's waiters.
+            Enq(usize),
+            /// The gate's second lock: enabled once a wake released the thread.
+            Await(usize),
+            /// Signal (false) or broadcast (true) the queue: nothing when nobody waits.
+            Wake(usize, bool),
+            SetFlag(usize),
+            // No operation: decided by what the thread holds or has just read.
+            Jump(usize),
+            IfFlag(usize, usize),
+            SemTake(usize),
+            SemAdd,
+            BarArrive(usize),
+            RwTry(bool, usize),
+            RwRelease,
+            OnceTest(usize),
+            Discard,
         }
+        // Objects (locks) besides m0 and m1, queues and flags.
+        const RM: usize = 2;
+        const CL: usize = 3;
+        const SL: usize = 4;
+        const BL: usize = 5;
+        const RL: usize = 6;
+        const OL: usize = 7;
+        const NOBJ: usize = 8;
+        const QC: usize = 0;
+        const QS: usize = 1;
+        const QB: usize = 2;
+        const QR: usize = 3;
+        const NQ: usize = 4;
+        const FC: usize = 0;
+        const FREE: u8 = u8::MAX;
         let n = self.threads.len();
         let handler_ops = usize::from(self.atexit.is_some());
         let mut ops: Vec<Vec<Op>> = vec![Vec::new(); n];
-        fn count(sts: &[St], v: &mut Vec<Op>, end_ops: usize, handler_ops: usize) {
+        fn patch(v: &mut [Op], at: usize, to: usize) {
+            v[at] = match v[at] {
+                Op::Jump(_) => Op::Jump(to),
+                Op::IfFlag(f, _) => Op::IfFlag(f, to),
+                Op::SemTake(_) => Op::SemTake(to),
+                Op::BarArrive(_) => Op::BarArrive(to),
+                Op::RwTry(w, _) => Op::RwTry(w, to),
+                Op::OnceTest(_) => Op::OnceTest(to),
+                o => o,
+            };
+        }
+        fn count(sts: &[St], v: &mut Vec<Op>, end_ops: usize, handler_ops: usize, rec: &mut usize) {
             for s in sts {
                 match s {
                     St::Read { .. } | St::WriteConst { .. } | St::WriteLocal { .. } | St::Check { .. } | St::Publish => v.push(Op::Plain),
@@ -738,17 +1247,17 @@ impl<'a> Gen<'a> {
                     St::AssertNe { .. } | St::AssertSumNe { .. } | St::Detach { .. } => {}
                     St::Lock { m, body } => {
                         v.push(Op::Lock(*m));
-                        count(body, v, end_ops, handler_ops);
+                        count(body, v, end_ops, handler_ops, rec);
                         v.push(Op::Unlock(*m));
                     }
                     // A trylock never blocks; taken as always succeeding, but holding nothing
                     // (so that others' locks are never blocked by it: more interleavings).
                     St::TryLock { body, .. } => {
                         v.push(Op::Plain);
-                        count(body, v, end_ops, handler_ops);
+                        count(body, v, end_ops, handler_ops, rec);
                         v.push(Op::Plain);
                     }
-                    St::If { body, .. } => count(body, v, end_ops, handler_ops),
+                    St::If { body, .. } => count(body, v, end_ops, handler_ops, rec),
                     St::EndIf { end, .. } => {
                         v.push(Op::Plain);
                         if end.ends_process(false) {
@@ -757,6 +1266,139 @@ impl<'a> Gen<'a> {
                     }
                     St::Create { t } => v.push(Op::Create(*t)),
                     St::Join { t } => v.push(Op::Join(*t)),
+                    St::CondWait { m, pred, body } => {
+                        v.push(Op::Lock(*m));
+                        let top = v.len();
+                        if *pred {
+                            v.extend([Op::Plain, Op::IfFlag(FC, 0)]);
+                        }
+                        v.extend([Op::Lock(CL), Op::Enq(QC), Op::Unlock(CL), Op::Unlock(*m), Op::Await(QC), Op::Plain, Op::Lock(*m)]);
+                        if *pred {
+                            v.push(Op::Jump(top));
+                            let out = v.len();
+                            patch(v, top + 1, out);
+                        }
+                        count(body, v, end_ops, handler_ops, rec);
+                        v.push(Op::Unlock(*m));
+                    }
+                    St::CondSignal { m, broadcast, at, body } => {
+                        let signal = [Op::Lock(CL), Op::Wake(QC, *broadcast), Op::Unlock(CL)];
+                        if *at == SignalAt::Before {
+                            v.extend(signal);
+                        }
+                        v.push(Op::Lock(*m));
+                        count(body, v, end_ops, handler_ops, rec);
+                        v.push(Op::SetFlag(FC));
+                        if *at == SignalAt::Under {
+                            v.extend(signal);
+                        }
+                        v.push(Op::Unlock(*m));
+                        if *at == SignalAt::After {
+                            v.extend(signal);
+                        }
+                    }
+                    St::SemInit { .. } | St::BarrierInit { .. } => v.extend([Op::Plain, Op::Plain]),
+                    St::SemWait => {
+                        v.push(Op::Lock(SL));
+                        let top = v.len();
+                        v.extend([Op::SemTake(0), Op::Enq(QS), Op::Unlock(SL), Op::Await(QS), Op::Plain, Op::Lock(SL), Op::Jump(top)]);
+                        let done = v.len();
+                        patch(v, top, done);
+                        v.push(Op::Unlock(SL));
+                    }
+                    St::SemPost => v.extend([Op::Lock(SL), Op::SemAdd, Op::Wake(QS, false), Op::Unlock(SL)]),
+                    St::SemTry { post, body } => {
+                        v.push(Op::Lock(SL));
+                        let take = v.len();
+                        v.extend([Op::SemTake(0), Op::Unlock(SL), Op::Jump(0)]);
+                        let got = v.len();
+                        patch(v, take, got);
+                        v.push(Op::Unlock(SL));
+                        count(body, v, end_ops, handler_ops, rec);
+                        if *post {
+                            v.extend([Op::Lock(SL), Op::SemAdd, Op::Wake(QS, false), Op::Unlock(SL)]);
+                        }
+                        let end = v.len();
+                        patch(v, take + 2, end);
+                    }
+                    St::Once => {
+                        v.push(Op::Lock(OL));
+                        let test = v.len();
+                        v.extend([Op::OnceTest(0), Op::Plain, Op::Plain]);
+                        let end = v.len();
+                        patch(v, test, end);
+                        v.push(Op::Unlock(OL));
+                    }
+                    St::BarrierWait => {
+                        v.push(Op::Lock(BL));
+                        let arrive = v.len();
+                        v.extend([Op::BarArrive(0), Op::Wake(QB, true), Op::Jump(0)]);
+                        let wait = v.len();
+                        patch(v, arrive, wait);
+                        v.extend([Op::Enq(QB), Op::Unlock(BL), Op::Await(QB), Op::Plain, Op::Lock(BL)]);
+                        let end = v.len();
+                        patch(v, arrive + 2, end);
+                        v.push(Op::Unlock(BL));
+                    }
+                    St::RwLock { write, try_, body } => {
+                        v.push(Op::Lock(RL));
+                        let top = v.len();
+                        v.push(Op::RwTry(*write, 0));
+                        let skip = if *try_ {
+                            v.extend([Op::Unlock(RL), Op::Jump(0)]);
+                            Some(v.len() - 1)
+                        } else {
+                            v.extend([Op::Enq(QR), Op::Unlock(RL), Op::Await(QR), Op::Plain, Op::Lock(RL), Op::Jump(top)]);
+                            None
+                        };
+                        let got = v.len();
+                        patch(v, top, got);
+                        v.push(Op::Unlock(RL));
+                        count(body, v, end_ops, handler_ops, rec);
+                        v.extend([Op::Lock(RL), Op::RwRelease, Op::Wake(QR, true), Op::Unlock(RL)]);
+                        if let Some(j) = skip {
+                            let end = v.len();
+                            patch(v, j, end);
+                        }
+                    }
+                    St::RecLock { unlock, body } => {
+                        if *rec == 0 {
+                            v.push(Op::Lock(RM));
+                        }
+                        *rec += 1;
+                        count(body, v, end_ops, handler_ops, rec);
+                        if *unlock {
+                            *rec -= 1;
+                            if *rec == 0 {
+                                v.push(Op::Unlock(RM));
+                            }
+                        }
+                    }
+                    St::RecTry { body } => {
+                        if *rec > 0 {
+                            // The owner's: no operation.
+                            count(body, v, end_ops, handler_ops, rec);
+                        } else {
+                            v.push(Op::Plain);
+                            count(body, v, end_ops, handler_ops, rec);
+                            v.push(Op::Plain);
+                        }
+                    }
+                    St::SpinWait { f } => {
+                        let flag = 1 + f;
+                        let mut tests = Vec::new();
+                        for _ in 0..3 {
+                            v.push(Op::Plain);
+                            tests.push(v.len());
+                            v.push(Op::IfFlag(flag, 0));
+                        }
+                        v.push(Op::Discard);
+                        let out = v.len();
+                        for t in tests {
+                            patch(v, t, out);
+                        }
+                    }
+                    St::SpinSet { f } => v.push(Op::SetFlag(1 + f)),
                 }
             }
         }
@@ -768,7 +1410,8 @@ impl<'a> Gen<'a> {
             if th.id == 0 && self.heap_main && self.threads.iter().any(|c| c.heap == HeapVia::Global) {
                 v.push(Op::Plain); // hp = h
             }
-            count(&th.body, v, n - 1, handler_ops);
+            let mut rec = 0;
+            count(&th.body, v, n - 1, handler_ops, &mut rec);
             v.push(Op::Plain); // the exit or the end
             if th.end.ends_process(th.id == 0) {
                 let h = if matches!(th.end, End::UnderscoreExit(_)) { 0 } else { handler_ops };
@@ -785,67 +1428,225 @@ impl<'a> Gen<'a> {
             }
         }
         let lens: Vec<usize> = ops.iter().map(|v| v.len()).collect();
-        // held[t][p]: the mutexes (bits) thread t holds after its first p operations.
-        let held: Vec<Vec<u8>> = ops
-            .iter()
-            .map(|v| {
-                let mut h = vec![0u8];
-                for op in v {
-                    let last = *h.last().unwrap();
-                    h.push(match op {
-                        Op::Lock(m) => last | (1 << m),
-                        Op::Unlock(m) => last & !(1 << m),
-                        _ => last,
-                    });
+
+        #[derive(Clone, PartialEq, Eq, Hash)]
+        struct State {
+            pos: Vec<u16>,
+            /// Operations a thread still makes before its next (a broadcast's further gates).
+            pending: Vec<u8>,
+            owner: [u8; NOBJ],
+            waiting: [u8; NQ],
+            released: [u8; NQ],
+            flags: u8,
+            sem: u8,
+            arrived: u8,
+            writer: u8,
+            readers: u8,
+            once: bool,
+        }
+        struct Model<'m> {
+            ops: &'m [Vec<Op>],
+            lens: &'m [usize],
+            created_at: &'m [Option<(usize, usize)>],
+            barrier_n: u8,
+        }
+        impl Model<'_> {
+            fn enabled(&self, t: usize, st: &State) -> bool {
+                let p = st.pos[t] as usize;
+                if p >= self.lens[t] {
+                    return false;
                 }
-                h
-            })
-            .collect();
-        let mut memo: HashMap<Vec<u8>, u64> = HashMap::new();
-        #[allow(clippy::too_many_arguments)]
-        fn paths(pos: &mut Vec<u8>, ops: &[Vec<Op>], lens: &[usize], held: &[Vec<u8>], created_at: &[Option<(usize, usize)>], memo: &mut HashMap<Vec<u8>, u64>) -> u64 {
-            if let Some(&c) = memo.get(pos) {
-                return c;
-            }
-            let mut total = 0u64;
-            let mut any = false;
-            for t in 0..ops.len() {
-                let p = pos[t] as usize;
-                if p >= lens[t] {
-                    continue;
-                }
-                if let Some((cr, i)) = created_at[t] {
-                    if (pos[cr] as usize) <= i {
-                        continue;
+                if let Some((cr, i)) = self.created_at[t] {
+                    if (st.pos[cr] as usize) <= i {
+                        return false;
                     }
                 } else if t != 0 {
-                    continue;
+                    return false;
                 }
-                if let Op::Join(c) = ops[t][p] {
-                    if (pos[c] as usize) < lens[c] {
-                        continue;
-                    }
+                if st.pending[t] > 0 {
+                    return true;
                 }
-                if let Op::Lock(m) = ops[t][p] {
-                    if (0..ops.len()).any(|u| u != t && held[u][pos[u] as usize] & (1 << m) != 0) {
-                        continue;
-                    }
+                match self.ops[t][p] {
+                    Op::Join(c) => st.pos[c] as usize >= self.lens[c],
+                    Op::Lock(o) => st.owner[o] == FREE || st.owner[o] as usize == t,
+                    Op::Await(q) => st.released[q] & (1 << t) != 0,
+                    _ => true,
                 }
-                any = true;
-                pos[t] += 1;
-                total = total.saturating_add(paths(pos, ops, lens, held, created_at, memo));
-                pos[t] -= 1;
             }
-            let r = if any { total } else { 1 };
-            memo.insert(pos.clone(), r);
-            r
+
+            /// Run thread `t`'s operations that are no operation (decisions on what it holds
+            /// or has just read). Returns whether the execution ended (a spin-wait's end).
+            fn advance(&self, t: usize, st: &mut State) -> bool {
+                let me = t as u8;
+                loop {
+                    let p = st.pos[t] as usize;
+                    if p >= self.lens[t] {
+                        return false;
+                    }
+                    let next = match self.ops[t][p] {
+                        Op::Jump(x) => x,
+                        Op::IfFlag(f, x) => {
+                            if st.flags & (1 << f) != 0 {
+                                x
+                            } else {
+                                p + 1
+                            }
+                        }
+                        Op::SemTake(x) => {
+                            if st.sem > 0 {
+                                st.sem -= 1;
+                                x
+                            } else {
+                                p + 1
+                            }
+                        }
+                        Op::SemAdd => {
+                            st.sem = st.sem.saturating_add(1);
+                            p + 1
+                        }
+                        Op::BarArrive(x) => {
+                            st.arrived += 1;
+                            if st.arrived >= self.barrier_n {
+                                st.arrived = 0;
+                                p + 1
+                            } else {
+                                x
+                            }
+                        }
+                        Op::RwTry(write, x) => {
+                            let free = st.writer == FREE && (!write || st.readers == 0);
+                            if free {
+                                if write {
+                                    st.writer = me;
+                                } else {
+                                    st.readers += 1;
+                                }
+                                x
+                            } else {
+                                p + 1
+                            }
+                        }
+                        Op::RwRelease => {
+                            if st.writer == me {
+                                st.writer = FREE;
+                            } else {
+                                st.readers = st.readers.saturating_sub(1);
+                            }
+                            p + 1
+                        }
+                        Op::OnceTest(x) => {
+                            if st.once {
+                                x
+                            } else {
+                                st.once = true;
+                                p + 1
+                            }
+                        }
+                        Op::Wake(q, _) if st.waiting[q] == 0 => p + 1,
+                        Op::Discard => return true,
+                        _ => return false,
+                    };
+                    st.pos[t] = next as u16;
+                }
+            }
+
+            /// The states after thread `t`'s next operation (several for a choice), each with
+            /// whether the execution ended there.
+            fn step(&self, t: usize, st: &State) -> Vec<(State, bool)> {
+                let mut st = st.clone();
+                if st.pending[t] > 0 {
+                    st.pending[t] -= 1;
+                    let end = st.pending[t] == 0 && self.advance(t, &mut st);
+                    return vec![(st, end)];
+                }
+                let bit = 1u8 << t;
+                let p = st.pos[t] as usize;
+                let mut out = Vec::new();
+                match self.ops[t][p] {
+                    Op::Lock(o) => st.owner[o] = t as u8,
+                    Op::Unlock(o) => st.owner[o] = FREE,
+                    Op::Enq(q) => st.waiting[q] |= bit,
+                    Op::Await(q) => st.released[q] &= !bit,
+                    Op::SetFlag(f) => st.flags |= 1 << f,
+                    Op::Wake(q, all) => {
+                        let w = st.waiting[q];
+                        let k = w.count_ones() as u8;
+                        if all {
+                            st.released[q] |= w;
+                            st.waiting[q] = 0;
+                            st.pending[t] = k - 1;
+                        } else {
+                            for u in 0..8 {
+                                if w & (1 << u) != 0 {
+                                    let mut s2 = st.clone();
+                                    s2.waiting[q] &= !(1 << u);
+                                    s2.released[q] |= 1 << u;
+                                    s2.pending[t] = u8::from(k > 1);
+                                    out.push(s2);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                if out.is_empty() {
+                    out.push(st);
+                }
+                out.into_iter()
+                    .map(|mut s| {
+                        s.pos[t] += 1;
+                        let end = s.pending[t] == 0 && self.advance(t, &mut s);
+                        (s, end)
+                    })
+                    .collect()
+            }
+
+            fn paths(&self, st: &State, memo: &mut HashMap<State, u64>, budget: &mut usize) -> u64 {
+                if let Some(&c) = memo.get(st) {
+                    return c;
+                }
+                if *budget == 0 {
+                    return u64::MAX;
+                }
+                *budget -= 1;
+                let mut total = 0u64;
+                let mut any = false;
+                for t in 0..self.ops.len() {
+                    if !self.enabled(t, st) {
+                        continue;
+                    }
+                    any = true;
+                    for (next, end) in self.step(t, st) {
+                        total = total.saturating_add(if end { 1 } else { self.paths(&next, memo, budget) });
+                    }
+                }
+                let r = if any { total } else { 1 };
+                memo.insert(st.clone(), r);
+                r
+            }
         }
         // Keep the search small: a program with very long threads is too big anyway.
-        if lens.iter().sum::<usize>() > 60 {
+        let limit = if self.syncs.is_empty() { 60 } else { 200 };
+        if lens.iter().sum::<usize>() > limit {
             return u64::MAX;
         }
-        let mut pos = vec![0u8; n];
-        paths(&mut pos, &ops, &lens, &held, &created_at, &mut memo)
+        let model = Model { ops: &ops, lens: &lens, created_at: &created_at, barrier_n: self.barrier_n as u8 };
+        let st = State {
+            pos: vec![0; n],
+            pending: vec![0; n],
+            owner: [FREE; NOBJ],
+            waiting: [0; NQ],
+            released: [0; NQ],
+            flags: 0,
+            sem: self.sem_init as u8,
+            arrived: 0,
+            writer: FREE,
+            readers: 0,
+            once: false,
+        };
+        let mut memo: HashMap<State, u64> = HashMap::new();
+        let mut budget = 2_000_000;
+        model.paths(&st, &mut memo, &mut budget)
     }
 
     // ---- features -----------------------------------------------------------------------
@@ -897,6 +1698,70 @@ impl<'a> Gen<'a> {
                     }
                     St::Publish => add("heap-publish"),
                     St::Read { loc: Loc::O(_), .. } | St::WriteConst { loc: Loc::O(_), .. } => add("heap-own"),
+                    St::CondWait { pred, body, .. } => {
+                        add("cond");
+                        if !pred {
+                            add("cond-no-predicate");
+                        }
+                        walk(body, add, depth);
+                    }
+                    St::CondSignal { broadcast, at, body, .. } => {
+                        add("cond");
+                        if *broadcast {
+                            add("cond-broadcast");
+                        }
+                        match at {
+                            SignalAt::After => add("cond-signal-unlocked"),
+                            SignalAt::Before => add("cond-signal-early"),
+                            SignalAt::Under => {}
+                        }
+                        walk(body, add, depth);
+                    }
+                    St::SemInit { v } => {
+                        add("sem");
+                        add(match v {
+                            0 => "sem-init-0",
+                            1 => "sem-init-1",
+                            _ => "sem-init-2",
+                        });
+                    }
+                    St::SemWait | St::SemPost => add("sem"),
+                    St::SemTry { body, .. } => {
+                        add("sem");
+                        add("sem-trywait");
+                        walk(body, add, depth);
+                    }
+                    St::Once => add("once"),
+                    St::BarrierInit { .. } | St::BarrierWait => add("barrier"),
+                    St::RwLock { try_, body, .. } => {
+                        add("rwlock");
+                        if *try_ {
+                            add("rwlock-try");
+                        }
+                        if depth > 0 || body.iter().any(|s| matches!(s, St::Lock { .. })) {
+                            add("rwlock-mutex-nested");
+                        }
+                        walk(body, add, depth);
+                    }
+                    St::RecLock { unlock, body } => {
+                        add("recursive");
+                        if !unlock {
+                            add("recursive-unbalanced");
+                        }
+                        walk(body, add, depth);
+                    }
+                    St::RecTry { body } => {
+                        add("recursive");
+                        add("recursive-trylock");
+                        walk(body, add, depth);
+                    }
+                    St::SpinWait { f } => {
+                        add("spin");
+                        if *f == 1 {
+                            add("spin-mutual");
+                        }
+                    }
+                    St::SpinSet { .. } => add("spin"),
                     _ => {}
                 }
             }
@@ -948,6 +1813,36 @@ impl<'a> Gen<'a> {
                 add("assert-may-fail");
             }
         }
+        // Scenario features that need the whole program.
+        let mut all: Vec<&St> = Vec::new();
+        fn flatten<'s>(sts: &'s [St], all: &mut Vec<&'s St>) {
+            for s in sts {
+                all.push(s);
+                if let Some(b) = s.body() {
+                    flatten(b, all);
+                }
+            }
+        }
+        for th in &self.threads {
+            flatten(&th.body, &mut all);
+        }
+        if !self.syncs.is_empty() {
+            add("sync");
+        }
+        if all.iter().filter(|s| matches!(s, St::CondWait { .. })).count() >= 2 {
+            add("cond-two-waiters");
+        }
+        let barrier_waits = all.iter().filter(|s| matches!(s, St::BarrierWait)).count();
+        if barrier_waits > 0 && (self.barrier_n as usize) > barrier_waits {
+            add("barrier-short");
+        }
+        let sets = |f: usize| all.iter().any(|s| matches!(s, St::SpinSet { f: x } if *x == f));
+        if all.iter().any(|s| matches!(s, St::SpinWait { f: 0 })) && !sets(0) {
+            add("spin-never-set");
+        }
+        if all.iter().any(|s| matches!(s, St::If { body, .. } if body.iter().any(|b| matches!(b, St::SpinSet { .. })))) {
+            add("spin-conditional");
+        }
         f
     }
 
@@ -959,15 +1854,48 @@ impl<'a> Gen<'a> {
         let _ = writeln!(s, "//   IRS_DIFF_FIRST={seed} IRS_DIFF_SEEDS=1 cargo test --release --test differential -- --nocapture");
         let _ = writeln!(s, "// features: {}", features.line());
         let _ = writeln!(s, "// interleavings in the generator's model (an upper bound in practice): {estimate}");
-        s.push_str("#include <assert.h>\n#include <pthread.h>\n#include <stdlib.h>\n");
+        if features.has("recursive") {
+            // PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP
+            s.push_str("#define _GNU_SOURCE\n");
+        }
+        s.push_str("#include <assert.h>\n#include <pthread.h>\n");
+        if features.has("sem") {
+            s.push_str("#include <semaphore.h>\n");
+        }
+        s.push_str("#include <stdlib.h>\n");
         if features.has("thread-_exit") {
             s.push_str("#include <unistd.h>\n");
         }
         s.push('\n');
         s.push_str("int g0, g1, g2;\nint *hp;\nint *pub;\n");
-        s.push_str("pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;\npthread_mutex_t m1 = PTHREAD_MUTEX_INITIALIZER;\n\n");
+        s.push_str("pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;\npthread_mutex_t m1 = PTHREAD_MUTEX_INITIALIZER;\n");
+        if features.has("recursive") {
+            s.push_str("pthread_mutex_t rm0 = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;\n");
+        }
+        if features.has("cond") {
+            s.push_str("pthread_cond_t cv0 = PTHREAD_COND_INITIALIZER;\nint cf0;\n");
+        }
+        if features.has("sem") {
+            s.push_str("sem_t s0;\n");
+        }
+        if features.has("once") {
+            s.push_str("pthread_once_t once0 = PTHREAD_ONCE_INIT;\n");
+        }
+        if features.has("barrier") {
+            s.push_str("pthread_barrier_t b0;\n");
+        }
+        if features.has("rwlock") {
+            s.push_str("pthread_rwlock_t rw0 = PTHREAD_RWLOCK_INITIALIZER;\n");
+        }
+        if features.has("spin") {
+            s.push_str("volatile int sf0, sf1;\n");
+        }
+        s.push('\n');
         if let Some((g, _, c)) = self.atexit {
             let _ = writeln!(s, "static void at_exit_check(void) {{\n  int r = g{g};\n  assert(r != {c});\n}}\n");
+        }
+        if let Some(g) = self.once_g {
+            let _ = writeln!(s, "static void init_once0(void) {{\n  g{g} = g{g} + 1;\n}}\n");
         }
         // Children before their creators.
         for th in self.threads.iter().skip(1).rev() {
@@ -1077,6 +2005,88 @@ impl<'a> Gen<'a> {
                 }
                 St::Detach { t } => {
                     let _ = writeln!(s, "{ind}pthread_detach(p{t});");
+                }
+                St::CondWait { m, pred, body } => {
+                    let _ = writeln!(s, "{ind}pthread_mutex_lock(&m{m});");
+                    if *pred {
+                        let _ = writeln!(s, "{ind}while (!cf0)\n{ind}  pthread_cond_wait(&cv0, &m{m});");
+                    } else {
+                        let _ = writeln!(s, "{ind}pthread_cond_wait(&cv0, &m{m});");
+                    }
+                    self.emit_body(s, body, depth);
+                    let _ = writeln!(s, "{ind}pthread_mutex_unlock(&m{m});");
+                }
+                St::CondSignal { m, broadcast, at, body } => {
+                    let signal = format!("{ind}pthread_cond_{}(&cv0);", if *broadcast { "broadcast" } else { "signal" });
+                    if *at == SignalAt::Before {
+                        let _ = writeln!(s, "{signal}");
+                    }
+                    let _ = writeln!(s, "{ind}pthread_mutex_lock(&m{m});");
+                    self.emit_body(s, body, depth);
+                    let _ = writeln!(s, "{ind}cf0 = 1;");
+                    if *at == SignalAt::Under {
+                        let _ = writeln!(s, "{signal}");
+                    }
+                    let _ = writeln!(s, "{ind}pthread_mutex_unlock(&m{m});");
+                    if *at == SignalAt::After {
+                        let _ = writeln!(s, "{signal}");
+                    }
+                }
+                St::SemInit { v } => {
+                    let _ = writeln!(s, "{ind}sem_init(&s0, 0, {v});");
+                }
+                St::SemWait => {
+                    let _ = writeln!(s, "{ind}sem_wait(&s0);");
+                }
+                St::SemPost => {
+                    let _ = writeln!(s, "{ind}sem_post(&s0);");
+                }
+                St::SemTry { post, body } => {
+                    let _ = writeln!(s, "{ind}if (sem_trywait(&s0) == 0) {{");
+                    self.emit_body(s, body, depth + 1);
+                    if *post {
+                        let _ = writeln!(s, "{ind}  sem_post(&s0);");
+                    }
+                    let _ = writeln!(s, "{ind}}}");
+                }
+                St::Once => {
+                    let _ = writeln!(s, "{ind}pthread_once(&once0, init_once0);");
+                }
+                St::BarrierInit { n } => {
+                    let _ = writeln!(s, "{ind}pthread_barrier_init(&b0, 0, {n});");
+                }
+                St::BarrierWait => {
+                    let _ = writeln!(s, "{ind}pthread_barrier_wait(&b0);");
+                }
+                St::RwLock { write, try_, body } => {
+                    let kind = if *write { "wr" } else { "rd" };
+                    if *try_ {
+                        let _ = writeln!(s, "{ind}if (pthread_rwlock_try{kind}lock(&rw0) == 0) {{");
+                        self.emit_body(s, body, depth + 1);
+                        let _ = writeln!(s, "{ind}  pthread_rwlock_unlock(&rw0);\n{ind}}}");
+                    } else {
+                        let _ = writeln!(s, "{ind}pthread_rwlock_{kind}lock(&rw0);");
+                        self.emit_body(s, body, depth);
+                        let _ = writeln!(s, "{ind}pthread_rwlock_unlock(&rw0);");
+                    }
+                }
+                St::RecLock { unlock, body } => {
+                    let _ = writeln!(s, "{ind}pthread_mutex_lock(&rm0);");
+                    self.emit_body(s, body, depth + 1);
+                    if *unlock {
+                        let _ = writeln!(s, "{ind}pthread_mutex_unlock(&rm0);");
+                    }
+                }
+                St::RecTry { body } => {
+                    let _ = writeln!(s, "{ind}if (pthread_mutex_trylock(&rm0) == 0) {{");
+                    self.emit_body(s, body, depth + 1);
+                    let _ = writeln!(s, "{ind}  pthread_mutex_unlock(&rm0);\n{ind}}}");
+                }
+                St::SpinWait { f } => {
+                    let _ = writeln!(s, "{ind}while (!sf{f})\n{ind}  ;");
+                }
+                St::SpinSet { f } => {
+                    let _ = writeln!(s, "{ind}sf{f} = 1;");
                 }
             }
         }
