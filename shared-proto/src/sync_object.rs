@@ -88,6 +88,32 @@ pub fn describe(addr: u64) -> Option<String> {
     })
 }
 
+/// A short label for the internal object `tag` (after its primitive's name in traces:
+/// `c.gate[2]`, `s.count`).
+pub fn label(tag: u16) -> String {
+    for sp in SPACES {
+        let short = match sp.what {
+            "condition variable" => "cond",
+            "semaphore" => "sem",
+            "barrier" => "barrier",
+            _ => "rwlock",
+        };
+        if tag == sp.lock {
+            return format!("{short}-list");
+        }
+        if (sp.gate_base..sp.gate_base + GATES).contains(&tag) {
+            return format!("{short}-gate[{}]", tag - sp.gate_base);
+        }
+    }
+    match tag {
+        SEM_LOCK => "count".into(),
+        BARRIER_LOCK => "count".into(),
+        RWLOCK_LOCK => "holders".into(),
+        ONCE_LOCK => "once".into(),
+        t => format!("internal-{t:#x}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

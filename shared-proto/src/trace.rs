@@ -159,7 +159,11 @@ impl Trace {
                 Some(l) if l.region != Region::Static => l.to_string(),
                 _ => "-".to_string(),
             }),
-            ObjectRef::Mutex { addr, .. } => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
+            ObjectRef::Mutex { addr, .. } => match crate::sync_object::decode(*addr) {
+                // An internal object of a condition variable, semaphore, ... (issue 20).
+                Some((base, tag)) => format!("{}.{}", symbolizer.name(base).unwrap_or_else(|| format!("{base:#x}")), crate::sync_object::label(tag)),
+                None => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
+            },
             ObjectRef::Thread(t) => t.to_string(),
             ObjectRef::Process => "the process".to_string(),
             ObjectRef::Atomic => "atomic blocks".to_string(),
