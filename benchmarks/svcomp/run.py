@@ -14,8 +14,10 @@ give its path:
 Each task is built unchanged with `irs cc -O1 -w` (no prelude: the SV-COMP functions are irs's
 own, see README "The SV-COMP interface") and verified with `irs verify --json --svcomp --first-bug
 --time-limit T` (default 30 s; `--timeout 2` per execution; `--svcomp`: SV-COMP's conventions,
-`abort()` ends an execution the task rules out; `--first-bug`: stop at the first bug). What irs says is read as SV-COMP reads a tool's
-answer for `unreach-call`:
+`abort()` ends an execution the task rules out; `--first-bug`: stop at the first bug); when
+that stops at a bug that is no `unreach-call` answer (a deadlock, a livelock of a spin-wait, a
+crash), once more without `--first-bug` in the time left. What irs says is read as SV-COMP reads
+a tool's answer for `unreach-call`:
   * `false` (an error is reachable): irs found a violation that is a call of `reach_error` or
     `__VERIFIER_error`, or a failed `__VERIFIER_assert` or `assert` (tasks define `reach_error`
     as a failing assertion);
@@ -23,9 +25,11 @@ answer for `unreach-call`:
   * no answer: `safe-within-bounds` (every execution explored for the values irs gives
     `__VERIFIER_nondet_*`, not every value: a bounded result, column `bounded`), `incomplete`
     (a limit stopped it; column `out of time`, with why), an error (column `unsupported`, with
-    the construct irs named, or `error`). Bugs of other kinds (a deadlock, a crash) are not
-    `unreach-call` answers; with no reach_error found and the exploration complete the answer is
-    still `true`.
+    the construct irs named, or `error`). Bugs of other kinds (a deadlock, a livelock, a crash)
+    are not `unreach-call` answers; with no reach_error found and the exploration complete (no
+    limit hit, and no execution that did not end: a timeout or the event limit) the answer is
+    still `true`. (SV-COMP tasks write assumptions as infinite loops, `while (c) {};`: irs
+    reports the hang as a livelock, which is no error for `unreach-call`.)
 A `true` where the task expects `false`, or `false` where it expects `true`, is *wrong*: the
 column must be 0 (a wrong `true` is the worst bug irs can have).
 
@@ -113,32 +117,41 @@ def irs_answer(irs, src, work, limit):
     if rc != 0:
         first = next((l for l in (err + out).splitlines() if "error" in l), last_line(err))
         return None, "unsupported", f"does not build: {first.strip()[:160]}", 0.0
-    rc, out, err, secs = run([irs, "verify", "--json", "--svcomp", "--first-bug", "--time-limit", str(limit), "--timeout", "2", "--out-dir", str(work),
-                              "--", str(exe)], limit + 60, cwd=work)
-    if rc is None:
-        return None, "out of time", f"no answer within {limit + 60} s", secs
-    try:
-        j = json.loads(last_line(out))
-    except json.JSONDecodeError:
-        msg = last_line(err).removeprefix("irs: verify: ").strip()
-        col = "unsupported" if msg.startswith("unsupported") else "error"
-        return None, col, msg[:200], secs
-    kinds = {v.get("kind") for v in j.get("violations", [])}
-    if kinds & REACH:
-        return False, None, "", secs
+    # First with --first-bug (a false task's first reach_error ends it early); when that stops at
+    # a bug of another kind (a deadlock, a livelock, a crash: no unreach-call answer), again
+    # without it, in the time left, to see whether any reach_error is reachable at all.
+    secs = 0.0
+    for first_bug in (True, False):
+        left = max(1, int(limit - secs))
+        flags = ["--first-bug"] if first_bug else []
+        rc, out, err, took = run([irs, "verify", "--json", "--svcomp", *flags, "--time-limit", str(left), "--timeout", "2", "--out-dir", str(work),
+                                  "--", str(exe)], left + 60, cwd=work)
+        secs += took
+        if rc is None:
+            return None, "out of time", f"no answer within {left + 60} s", secs
+        try:
+            j = json.loads(last_line(out))
+        except json.JSONDecodeError:
+            msg = last_line(err).removeprefix("irs: verify: ").strip()
+            col = "unsupported" if msg.startswith("unsupported") else "error"
+            return None, col, msg[:200], secs
+        kinds = {v.get("kind") for v in j.get("violations", [])}
+        if kinds & REACH:
+            return False, None, "", secs
+        if not (first_bug and j.get("verdict") == "violation" and j.get("stopped")):
+            break
     verdict = j.get("verdict")
     if verdict == "safe":
         return True, None, "", secs
     if verdict == "safe-within-bounds":
         return None, "bounded", "; ".join(j.get("bounds", []))[:200], secs
-    if verdict == "violation":
-        if j.get("stopped"):
-            # Stopped at its first bug (--first-bug), which is no unreach-call answer (a crash, a
-            # deadlock): the exploration is not complete, so no answer.
-            return None, "out of time", f"stopped at a bug of another kind: {', '.join(sorted(kinds))}", secs
-        # Bugs, none of them an unreach-call answer, and the exploration complete: no error
-        # reachable.
+    unended = kinds & {"timeout", "event-limit"}
+    if verdict == "violation" and not j.get("stopped") and not unended:
+        # Bugs, none of them an unreach-call answer, every execution explored to its end: no
+        # error reachable.
         return True, None, "", secs
+    if verdict == "violation" and j.get("stopped"):
+        return None, "out of time", f"stopped ({j.get('stopped')}) after bugs of another kind: {', '.join(sorted(kinds))}"[:200], secs
     why = j.get("stopped") or next((v.get("message", "") for v in j.get("violations", []) if v.get("kind") in ("timeout", "event-limit")), "")
     return None, "out of time", (why or "incomplete")[:200], secs
 

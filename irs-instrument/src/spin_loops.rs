@@ -15,7 +15,8 @@
 //! read (same instructions, addresses and values) leaves the thread in the state it was in: it
 //! would repeat for ever unless another thread writes (see the runtime's `spin_loop`).
 //!
-//! Loops are the natural loops of the control-flow graph: the blocks that reach a back edge (an
+//! `IRS_DEBUG_SPIN=1` prints, for each loop that is not a candidate, the instruction that keeps
+//! it from being one. Loops are the natural loops of the control-flow graph: the blocks that reach a back edge (an
 //! edge to a block that dominates its source) without passing its header; loops with one header
 //! are taken together.
 
@@ -153,7 +154,13 @@ pub fn find(function: Val, visible: &HashSet<Val>) -> Vec<SpinLoop> {
             continue;
         }
         let Some(&head) = insts.first() else { continue };
-        if !body.iter().all(|b| b.instructions().into_iter().all(|i| harmless(i, visible) || dead_local_store(i, h))) {
+        if !body.iter().all(|b| b.instructions().into_iter().all(|i| {
+            let ok = harmless(i, visible) || dead_local_store(i, h);
+            if !ok && std::env::var_os("IRS_DEBUG_SPIN").is_some() {
+                eprintln!("spin: loop at {:?} rejected by {:?} {:?}", head.debug_location(), i.opcode(), i.debug_location());
+            }
+            ok
+        })) {
             continue;
         }
         let entries = preds.get(&h).into_iter().flatten().filter(|p| !body.contains(p)).filter_map(|p| p.terminator()).collect();
@@ -188,11 +195,7 @@ fn dead_local_store(inst: Val, header: Block) -> bool {
                 killed = true;
                 break;
             }
-            let marker = i.opcode() == Some(LLVMOpcode::LLVMCall) && i.called_function().is_some_and(|f| {
-                let n = f.name();
-                n.starts_with("llvm.lifetime.") || n.starts_with("llvm.dbg.")
-            });
-            if !marker {
+            if !is_marker(i) && !(i.opcode() == Some(LLVMOpcode::LLVMBitCast) && i.uses().iter().all(|(u, _)| is_marker(*u))) {
                 return false;
             }
         }
@@ -201,6 +204,16 @@ fn dead_local_store(inst: Val, header: Block) -> bool {
         }
     }
     true
+}
+
+/// A call that only marks a local's lifetime or debug information (at `-O1` clang brackets a
+/// block's locals with `llvm.lifetime.start/end` on a bitcast of their address).
+fn is_marker(i: Val) -> bool {
+    i.opcode() == Some(LLVMOpcode::LLVMCall)
+        && i.called_function().is_some_and(|f| {
+            let n = f.name();
+            n.starts_with("llvm.lifetime.") || n.starts_with("llvm.dbg.")
+        })
 }
 
 /// Can `inst`, in a loop, change the thread's state without the runtime seeing it?
