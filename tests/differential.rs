@@ -1,7 +1,10 @@
 //! A differential campaign of `irs verify` against the brute-force oracle (issue 18, item 4):
 //! random small programs (`tests/common/program_gen.rs`: a few threads; mutexes, trylock, shared
 //! words, heap blocks, assertions on values read; threads joined, detached or never joined;
-//! `exit` from any thread; `pthread_exit` from main; nested creation; `atexit`), each built with
+//! `exit` from any thread; `pthread_exit` from main; nested creation; `atexit`; in about a third
+//! of them a synchronisation scenario: condition variables, semaphores, `pthread_once`, barriers,
+//! rwlocks, a recursive mutex or spin-waits, with their lost wake-ups, deadlocks and
+//! livelocks), each built with
 //! `irs cc -O1 -pthread`, explored by the oracle (`tests/common/oracle.rs`: every interleaving,
 //! grouped into Mazurkiewicz traces) and by `irs verify` in five modes:
 //! `--optimal --no-snapshots`, `--optimal --snapshot-gap 1` (a snapshot at every backtracking

@@ -223,11 +223,17 @@ def summarize(rows):
     return s
 
 
+# The feature names of tests/common/program_gen.rs (ALL_FEATURES), in its order.
 FEATURE_ORDER = ["mutex", "nested-locks", "trylock", "branch", "incr", "heap-main", "heap-main-arg",
                  "heap-main-global", "heap-own", "heap-publish", "asserts", "assert-may-fail", "main-check",
                  "nested-create", "joined", "detached", "never-joined", "child-joined", "child-detached",
                  "child-never-joined", "thread-return", "thread-pthread-exit", "thread-exit", "thread-_exit",
-                 "thread-end-if", "main-return", "main-pthread-exit", "main-exit", "atexit"]
+                 "thread-end-if", "main-return", "main-pthread-exit", "main-exit", "atexit", "sync", "cond",
+                 "cond-no-predicate", "cond-broadcast", "cond-two-waiters", "cond-signal-unlocked",
+                 "cond-signal-early", "sem", "sem-init-0", "sem-init-1", "sem-init-2", "sem-trywait", "once",
+                 "barrier", "barrier-short", "rwlock", "rwlock-try", "rwlock-mutex-nested", "recursive",
+                 "recursive-trylock", "recursive-unbalanced", "spin", "spin-conditional", "spin-never-set",
+                 "spin-mutual"]
 
 
 def write_results(path, meta, rows, s):

@@ -30,12 +30,33 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::time::Duration;
 
-/// Each condition variable's waiters, oldest first (a thread's number, `sync_ops::me`). Read
-/// and changed only by a thread holding the condition variable's list lock (an event); the
-/// Rust lock only guards the table.
-static WAITERS: Mutex<Option<HashMap<(u64, u16), Vec<u32>>>> = Mutex::new(None);
+/// One condition variable's state. Read and changed only by a thread holding the condition
+/// variable's list lock (an event; or, for an internal one, its primitive's lock); the Rust lock
+/// only guards the table.
+#[derive(Default)]
+struct Waiters {
+    /// Who waits, oldest first: a thread's number (`sync_ops::me`) and its gate.
+    list: Vec<(u32, u16)>,
+    /// The gate of each thread that has waited here, by the order of their first waits: a
+    /// gate's name must be a function of the execution's events (the order of the waits, which
+    /// the list lock orders), never of a thread's number, which depends on the order in which
+    /// unrelated threads created their threads (found by the differential campaign).
+    gates: Vec<u32>,
+}
 
-fn with_waiters<R>(base: *const c_void, space: CondSpace, f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
+impl Waiters {
+    fn gate_of(&mut self, me: u32) -> u16 {
+        let i = self.gates.iter().position(|&t| t == me).unwrap_or_else(|| {
+            self.gates.push(me);
+            self.gates.len() - 1
+        });
+        i as u16
+    }
+}
+
+static WAITERS: Mutex<Option<HashMap<(u64, u16), Waiters>>> = Mutex::new(None);
+
+fn with_waiters<R>(base: *const c_void, space: CondSpace, f: impl FnOnce(&mut Waiters) -> R) -> R {
     let mut t = WAITERS.lock();
     f(t.get_or_insert_with(HashMap::new).entry((base as u64, space.lock)).or_default())
 }
@@ -52,12 +73,13 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
     // guards the list then (fewer events, the same behaviours).
     let list = (space == PROGRAM_COND).then(|| sync_ops::internal(base, space.lock));
     let me = sync_ops::me();
-    let gate = sync_ops::gate(base, space, me);
     if let Some(l) = list {
         sync_ops::lock(l, site);
     }
+    let slot = with_waiters(base, space, |w| w.gate_of(me));
+    let gate = sync_ops::gate(base, space, slot);
     sync_ops::lock(gate, site);
-    with_waiters(base, space, |w| w.push(me));
+    with_waiters(base, space, |w| w.list.push((me, slot)));
     if let Some(l) = list {
         sync_ops::unlock(l, site);
     }
@@ -77,9 +99,9 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
     }
     // Timed out: off the list, unless a signal took it off meanwhile (and released the gate).
     sync_ops::lock(list.unwrap_or(m), site);
-    let still_waiting = with_waiters(base, space, |w| match w.iter().position(|&x| x == me) {
+    let still_waiting = with_waiters(base, space, |w| match w.list.iter().position(|&(x, _)| x == me) {
         Some(i) => {
-            w.remove(i);
+            w.list.remove(i);
             true
         }
         None => false,
@@ -103,17 +125,17 @@ pub fn wake(base: *const c_void, space: CondSpace, site: u64, all: bool) {
     if let Some(l) = list {
         sync_ops::lock(l, site);
     }
-    let n = with_waiters(base, space, |w| w.len());
-    let woken: Vec<u32> = if n == 0 {
+    let n = with_waiters(base, space, |w| w.list.len());
+    let woken: Vec<(u32, u16)> = if n == 0 {
         Vec::new()
     } else if all {
-        with_waiters(base, space, std::mem::take)
+        with_waiters(base, space, |w| std::mem::take(&mut w.list))
     } else {
         let i = if n > 1 { sync_ops::choose(site, n as u32) as usize } else { 0 };
-        vec![with_waiters(base, space, |w| w.remove(i.min(w.len() - 1)))]
+        vec![with_waiters(base, space, |w| w.list.remove(i.min(w.list.len() - 1)))]
     };
-    for w in woken {
-        sync_ops::unlock(sync_ops::gate(base, space, w), site);
+    for (_, slot) in woken {
+        sync_ops::unlock(sync_ops::gate(base, space, slot), site);
     }
     if let Some(l) = list {
         sync_ops::unlock(l, site);
@@ -122,12 +144,12 @@ pub fn wake(base: *const c_void, space: CondSpace, site: u64, all: bool) {
 
 /// Are there waiters (for a primitive deciding whether to wake: read under its lock)?
 pub fn has_waiters(base: *const c_void, space: CondSpace) -> bool {
-    with_waiters(base, space, |w| !w.is_empty())
+    with_waiters(base, space, |w| !w.list.is_empty())
 }
 
 /// Forget a condition variable's waiters (`pthread_cond_init` and `_destroy`).
 pub fn reset(base: *const c_void, space: CondSpace) {
-    with_waiters(base, space, Vec::clear);
+    with_waiters(base, space, |w| w.list.clear());
 }
 
 // ---- the C functions ---------------------------------------------------------------------

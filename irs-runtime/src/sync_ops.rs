@@ -34,8 +34,9 @@ pub fn internal(base: *const c_void, tag: u16) -> Obj {
     Obj::Internal(sync_object::sub(base as u64, tag))
 }
 
-/// A number for the calling thread, for its gates and for waiter lists: its logical id in
-/// EXPLORE; elsewhere a number given to each OS thread on first use.
+/// A number for the calling thread, to tell threads apart in waiter lists and holders (never to
+/// name an object: it depends on the order of creations): its id in EXPLORE; elsewhere a number
+/// given to each OS thread on first use.
 pub fn me() -> u32 {
     if explore() {
         return scheduler::current();
@@ -54,15 +55,11 @@ pub fn me() -> u32 {
     })
 }
 
-/// The gate of thread `who` in the condition variable `space` of the primitive at `base`: the
-/// lock its waiter blocks on until it is woken. In EXPLORE one per thread and primitive (named
-/// logically); elsewhere one per OS thread (a thread waits on one thing at a time).
-pub fn gate(base: *const c_void, space: sync_object::CondSpace, who: u32) -> Obj {
-    if explore() {
-        internal(base, space.gate_base + who as u16)
-    } else {
-        Obj::Internal(sync_object::sub(who as u64, 0x7fff))
-    }
+/// Gate `slot` of the condition variable `space` of the primitive at `base`: the lock a waiter
+/// blocks on until it is woken (one per thread that waits there, numbered by the order of their
+/// first waits: see `condvar`).
+pub fn gate(base: *const c_void, space: sync_object::CondSpace, slot: u16) -> Obj {
+    internal(base, space.gate_base + slot.min(0xff))
 }
 
 fn record(site: u64, kind: EventKind, name: u64) {

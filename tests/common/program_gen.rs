@@ -44,29 +44,34 @@
 //! - `spin`: `volatile int sf0, sf1`: a thread spins `while (!sf0) ;` (a loop that only reads: the
 //!   runtime ends it, discarded, or reports a livelock) for a flag another thread sets, sets only
 //!   on a value read, never sets, or sets only after spinning on `sf1` itself (a livelock).
+//!
 //! Whether a program gets a scenario, and which, is drawn from a second random stream of the
-//! seed, so a program that gets none is the one the generator made before scenarios existed
-//! (byte for byte: same seed, same source); the programs of seeds that get one changed (since the
-//! scenarios were added, after commit e07a7c6: about a third of every seed range, with
-//! `sync_percent` 35; earlier campaigns' seeds name other programs there). `GenOptions { sync_percent: 0 }` gives the earlier generator exactly.
+//! seed, so a program that gets none is the one the generator made before scenarios existed,
+//! byte for byte (checked on seeds 0–2999). The programs of the seeds that get one changed when
+//! the scenarios were added (after commit e07a7c6): about a third of every seed range, with
+//! `sync_percent` 35, so earlier campaigns' reports name other programs for those seeds.
+//! `GenOptions { sync_percent: 0 }` gives the earlier generator exactly.
 //!
 //! Every program ends under every schedule, or ends in a deadlock or a livelock the runtime
 //! detects: there are no loops but a condition variable's predicate loop (it waits again only
-//! after a signal, and its flag is only ever set) and spin-waits that only read a flag, every
-//! mutex is released on every path (except by a thread that fails an assertion while holding it,
-//! or that the process's end cuts off, and the recursive mutex relocked once too often), and
-//! nobody waits for anyone except by join (of its own children, with no lock held), by locks,
-//! and by the scenarios' waits (deadlocks and livelocks, which are bugs the oracle sees too, are
-//! possible).
+//! after a signal, and its flag is only ever set) and spin-waits that only read a flag (nothing
+//! in them writes or counts), every mutex is released on every path (except by a thread that
+//! fails an assertion while holding it, or that the process's end cuts off, and the recursive
+//! mutex relocked once too often), and nobody waits for anyone except by join (of its own
+//! children, with no lock held), by locks, and by the scenarios' waits (deadlocks and livelocks,
+//! which are bugs the oracle sees too, are possible).
 //!
 //! Size: threads get fewer statements the more threads there are, and the generator counts the
 //! program's interleavings in a model of its visible operations (`Gen::estimate`: locks block,
 //! and so do the scenarios' waits, each modelled with the events the runtime's implementation
-//! makes (internal locks, gates, choices); values, failures, failed trylocks and early ends are
-//! ignored; an upper bound on the oracle's count in practice, never exceeded in 3,000 programs
-//! without scenarios) and draws again (from the same random stream) until that is at most
-//! `MAX_ESTIMATE` (`MAX_SYNC_ESTIMATE` with a scenario). The oracle needs about 1/20,000 s per
-//! interleaving here; the campaign's programs have at most about 29,000.
+//! makes: internal locks, gates, choices, a spin-wait's reads and end; values, failures, failed
+//! trylocks and early ends are ignored; an upper bound on the oracle's count in practice, never
+//! exceeded in 3,000 programs without scenarios) and draws again (from the same random stream)
+//! until that is at most `MAX_ESTIMATE`, or `MAX_SYNC_ESTIMATE` with a scenario. A scenario's
+//! operations leave little room: such a program gets half the usual statements, more threads
+//! (one thread besides main is drawn as two half the time), and every 8 draws rejected fewer
+//! statements still, then no nested child, then fewer threads (`Gen::shrink`). The oracle needs
+//! about 1/20,000 s per interleaving here; the campaign's programs have at most about 29,000.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -77,7 +82,7 @@ pub const MAX_ESTIMATE: u64 = 30_000;
 
 /// The same for programs with a synchronisation scenario (their model is looser: waits are
 /// modelled with every event they may make).
-pub const MAX_SYNC_ESTIMATE: u64 = 8_000;
+pub const MAX_SYNC_ESTIMATE: u64 = 15_000;
 
 /// The default percentage of programs that get a synchronisation scenario.
 pub const SYNC_PERCENT: u32 = 35;
@@ -440,6 +445,9 @@ pub fn generate_with(seed: u64, opts: &GenOptions) -> Generated {
     loop {
         let mut g = Gen::new(&mut rng);
         g.syncs = syncs.clone();
+        // A scenario adds many operations: every 8 draws rejected, draw smaller programs (fewer
+        // statements first, then fewer threads).
+        g.shrink = if syncs.is_empty() { 0 } else { redraws / 8 };
         g.build();
         let estimate = g.estimate();
         if estimate <= max {
@@ -474,6 +482,8 @@ struct Gen<'a> {
     sem_init: u32,
     /// The barrier's count.
     barrier_n: u32,
+    /// How much smaller than usual to draw the program (0: as usual; with a scenario only).
+    shrink: usize,
 }
 
 const CELLS: usize = 3;
@@ -486,7 +496,7 @@ impl<'a> Gen<'a> {
         let nmutexes = rng.pick(&[0, 1, 1, 2, 2]);
         let heap_main = rng.chance(35);
         let fail_percent = rng.pick(&[0, 0, 40, 70, 100, 100]);
-        Gen { rng, threads: Vec::new(), nglobals, nmutexes, heap_main, atexit: None, fail_percent, fate: BTreeMap::new(), inversion: Vec::new(), syncs: Vec::new(), once_g: None, sem_init: 0, barrier_n: 0 }
+        Gen { rng, threads: Vec::new(), nglobals, nmutexes, heap_main, atexit: None, fail_percent, fate: BTreeMap::new(), inversion: Vec::new(), syncs: Vec::new(), once_g: None, sem_init: 0, barrier_n: 0, shrink: 0 }
     }
 
     fn want(&mut self) -> Want {
@@ -500,6 +510,14 @@ impl<'a> Gen<'a> {
     fn build(&mut self) {
         let ntop = self.rng.pick(&[1, 2, 2, 2, 3, 3, 3]);
         let nested = self.rng.chance(if ntop == 3 { 20 } else { 40 });
+        // Scenarios want several threads, and programs with one are the likeliest to fit.
+        let ntop = if !self.syncs.is_empty() && ntop == 1 && self.rng.chance(50) { 2 } else { ntop };
+        let (ntop, nested) = match self.shrink {
+            0..=3 => (ntop, nested),
+            4 => (ntop, false),
+            5 => (ntop.min(2), false),
+            _ => (1, false),
+        };
         // Thread ids: 1..=ntop are main's, ntop+1 (if nested) is a child of one of them.
         let mut main = Thread { id: 0, creator: 0, body: vec![], end: End::Return, heap: HeapVia::None, own: false, publishes: false, local_src: vec![] };
         main.end = match self.rng.below(100) {
@@ -704,6 +722,12 @@ impl<'a> Gen<'a> {
             3 => self.rng.pick(&[1, 1, 2, 2]),
             _ => self.rng.pick(&[1, 1, 2]),
         };
+        // Room for the scenario's statements.
+        let n: usize = match (self.syncs.is_empty(), self.threads.len() - 1) {
+            (true, _) => n,
+            (false, 1) => n.div_ceil(2) >> self.shrink.min(3),
+            (false, _) => (n / 2) >> self.shrink.min(3),
+        };
         if let Some(inv) = self.inversion.iter().position(|&x| x == t) {
             // One of the two threads that take m0 and m1 in opposite orders.
             let (a, b) = if inv == 0 { (0, 1) } else { (1, 0) };
@@ -793,6 +817,7 @@ impl<'a> Gen<'a> {
             body.push(St::Lock { m: a, body: vec![St::Lock { m: b, body: inner }] });
         }
         let n = self.rng.pick(&[0, 0, 1, 1, 2]);
+        let n = if self.syncs.is_empty() { n } else { (n / 2) >> self.shrink.min(3) };
         for _ in 0..n {
             body.extend(self.stmt(0, &[]));
         }
@@ -859,6 +884,11 @@ impl<'a> Gen<'a> {
         v
     }
 
+    /// Whether to add an optional part of a scenario (`percent`, less often in smaller draws).
+    fn extra(&mut self, percent: u32) -> bool {
+        self.shrink < 3 && self.rng.chance(percent >> self.shrink)
+    }
+
     fn write_global(&mut self, g: usize) -> St {
         if self.rng.chance(30) {
             St::Incr { loc: Loc::G(g) }
@@ -871,15 +901,15 @@ impl<'a> Gen<'a> {
         let n = self.threads.len();
         match s {
             Sync::Cond => {
-                let two = n >= 3 && self.rng.chance(30);
+                let two = n >= 3 && self.rng.chance(60);
                 let roles = self.distinct_threads(if two { 3 } else { 2 });
                 let m = self.rng.below(2);
                 let g = self.rng.below(self.nglobals);
                 // The signaller writes g before setting the predicate; the waiters read it.
-                let message = self.rng.chance(50);
+                let message = self.extra(50);
                 for &w in &roles[1..] {
                     let pred = self.rng.chance(75);
-                    let body = if message || self.rng.chance(40) { self.read_global(w, g) } else { vec![] };
+                    let body = if message || self.extra(40) { self.read_global(w, g) } else { vec![] };
                     self.insert(w, vec![St::CondWait { m, pred, body }]);
                 }
                 let broadcast = self.rng.chance(if two { 50 } else { 20 });
@@ -892,7 +922,7 @@ impl<'a> Gen<'a> {
                 self.insert(roles[0], vec![St::CondSignal { m, broadcast, at, body }]);
             }
             Sync::Sem => {
-                let v = self.rng.pick(&[0, 0, 0, 1, 1, 2]);
+                let v = self.rng.pick(&[0, 0, 0, 1, 1, 2, 2]);
                 self.sem_init = v;
                 self.insert_first_in_main(St::SemInit { v });
                 let k = if n >= 3 && self.rng.chance(35) { 3 } else { 2 };
@@ -908,10 +938,13 @@ impl<'a> Gen<'a> {
                         self.rng.pick(&[0, 1, 2, 2, 2, 3, 3, 4])
                     };
                     let sts = match role {
-                        0 => vec![self.write_global(g), St::SemPost],
+                        0 if self.extra(70) => vec![self.write_global(g), St::SemPost],
+                        0 => vec![St::SemPost],
                         1 => {
                             let mut v = vec![St::SemWait];
-                            v.extend(self.read_global(t, g));
+                            if self.extra(80) {
+                                v.extend(self.read_global(t, g));
+                            }
                             v
                         }
                         2 => vec![St::SemWait, St::Incr { loc: Loc::G(g) }, St::SemPost],
@@ -930,14 +963,14 @@ impl<'a> Gen<'a> {
                 let k = if n >= 3 && self.rng.chance(35) { 3 } else { 2 };
                 for t in self.distinct_threads(k) {
                     let mut sts = vec![St::Once];
-                    if self.rng.chance(60) {
+                    if self.extra(60) {
                         sts.extend(self.read_global(t, g));
                     }
                     self.insert(t, sts);
                 }
             }
             Sync::Barrier => {
-                let k = if n >= 3 && self.rng.chance(25) { 3 } else { 2 };
+                let k = if n >= 3 && self.rng.chance(40) { 3 } else { 2 };
                 let short = self.rng.chance(12);
                 self.barrier_n = k as u32 + u32::from(short);
                 self.insert_first_in_main(St::BarrierInit { n: self.barrier_n });
@@ -946,11 +979,11 @@ impl<'a> Gen<'a> {
                 for (i, &t) in roles.iter().enumerate() {
                     let mut sts = Vec::new();
                     // Writes before the barrier, reads after it.
-                    if i == 0 || self.rng.chance(40) {
+                    if (i == 0 && self.shrink < 2) || self.extra(40) {
                         sts.push(self.write_global(g));
                     }
                     sts.push(St::BarrierWait);
-                    if i > 0 || self.rng.chance(40) {
+                    if (i > 0 && self.shrink < 2) || self.extra(40) {
                         sts.extend(self.read_global(t, g));
                     }
                     self.insert(t, sts);
@@ -1007,7 +1040,7 @@ impl<'a> Gen<'a> {
                             St::RecLock { unlock: !self.rng.chance(10), body: inner_body }
                         };
                         let mut body = vec![];
-                        if self.rng.chance(50) {
+                        if self.extra(50) {
                             body.push(self.write_global(g));
                         }
                         body.push(inner);
@@ -1020,7 +1053,7 @@ impl<'a> Gen<'a> {
                 let roles = self.distinct_threads(2);
                 let (spinner, setter) = (roles[0], roles[1]);
                 let g = self.rng.below(self.nglobals);
-                let message = self.rng.chance(50);
+                let message = self.extra(50);
                 let mut spin = vec![St::SpinWait { f: 0 }];
                 if message {
                     spin.extend(self.read_global(spinner, g));
@@ -1181,8 +1214,10 @@ impl<'a> Gen<'a> {
     /// relocks; a signal to several waiters is a choice (one branch per waiter, one operation
     /// more); a broadcast releases each waiter's gate (one operation each); a trylock (of the
     /// semaphore, the rwlock) is taken when free; a recursive mutex relocked by its owner is no
-    /// operation; a spin-wait is at most three reads of its flag, then ends the execution (its
-    /// end, discarded or a livelock) unless the flag was set.
+    /// operation; a spin-wait reads its flag once or twice (an iteration each) and, when the
+    /// second read what the first read, the execution ends there (discarded or a livelock: the
+    /// end, then one operation per other thread, its kill, as at an `exit`; the others may move
+    /// until then, and a flag set meanwhile changes nothing).
     fn estimate(&self) -> u64 {
         #[derive(Clone, Copy, Debug)]
         enum Op {
@@ -1387,11 +1422,15 @@ impl<'a> Gen<'a> {
                     St::SpinWait { f } => {
                         let flag = 1 + f;
                         let mut tests = Vec::new();
-                        for _ in 0..3 {
+                        for _ in 0..2 {
                             v.push(Op::Plain);
                             tests.push(v.len());
                             v.push(Op::IfFlag(flag, 0));
                         }
+                        // Read the same twice: the end, whatever is written meanwhile, and the
+                        // other threads killed (each may move until its kill).
+                        v.push(Op::Plain);
+                        v.extend(std::iter::repeat_n(Op::Plain, end_ops));
                         v.push(Op::Discard);
                         let out = v.len();
                         for t in tests {
@@ -1645,7 +1684,7 @@ impl<'a> Gen<'a> {
             once: false,
         };
         let mut memo: HashMap<State, u64> = HashMap::new();
-        let mut budget = 2_000_000;
+        let mut budget = 500_000;
         model.paths(&st, &mut memo, &mut budget)
     }
 
