@@ -37,10 +37,11 @@ use std::time::Duration;
 struct Waiters {
     /// Who waits, oldest first: a thread's number (`sync_ops::me`) and its gate.
     list: Vec<(u32, u16)>,
-    /// The gate of each thread that has waited here, by the order of their first waits: a
-    /// gate's name must be a function of the execution's events (the order of the waits, which
-    /// the list lock orders), never of a thread's number, which depends on the order in which
-    /// unrelated threads created their threads (found by the differential campaign).
+    /// In EXPLORE, the gate of each thread that has waited here, by the order of their first
+    /// waits: a gate's name must be a function of the execution's events (the order of the
+    /// waits, which the list lock orders), never of a thread's number, which depends on the
+    /// order in which unrelated threads created their threads (found by the differential
+    /// campaign).
     gates: Vec<u32>,
 }
 
@@ -76,8 +77,8 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
     if let Some(l) = list {
         sync_ops::lock(l, site);
     }
-    let slot = with_waiters(base, space, |w| w.gate_of(me));
-    let gate = sync_ops::gate(base, space, slot);
+    let slot = if crate::pthread_wrappers::explore() { with_waiters(base, space, |w| w.gate_of(me)) } else { 0 };
+    let gate = sync_ops::gate(base, space, slot, me);
     sync_ops::lock(gate, site);
     with_waiters(base, space, |w| w.list.push((me, slot)));
     if let Some(l) = list {
@@ -134,8 +135,8 @@ pub fn wake(base: *const c_void, space: CondSpace, site: u64, all: bool) {
         let i = if n > 1 { sync_ops::choose(site, n as u32) as usize } else { 0 };
         vec![with_waiters(base, space, |w| w.list.remove(i.min(w.list.len() - 1)))]
     };
-    for (_, slot) in woken {
-        sync_ops::unlock(sync_ops::gate(base, space, slot), site);
+    for (who, slot) in woken {
+        sync_ops::unlock(sync_ops::gate(base, space, slot, who), site);
     }
     if let Some(l) = list {
         sync_ops::unlock(l, site);

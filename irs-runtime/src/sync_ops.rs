@@ -55,11 +55,18 @@ pub fn me() -> u32 {
     })
 }
 
-/// Gate `slot` of the condition variable `space` of the primitive at `base`: the lock a waiter
-/// blocks on until it is woken (one per thread that waits there, numbered by the order of their
-/// first waits: see `condvar`).
-pub fn gate(base: *const c_void, space: sync_object::CondSpace, slot: u16) -> Obj {
-    internal(base, space.gate_base + slot.min(0xff))
+/// The gate of waiter `who` (`me`), slot `slot`, in the condition variable `space` of the
+/// primitive at `base`: the lock a waiter blocks on until it is woken. In EXPLORE the gate is
+/// named logically, by its slot (one per thread that waits there, numbered by the order of
+/// their first waits, see `condvar`; at most 64 threads); elsewhere names need only be apart
+/// within the run, and a gate is the waiting OS thread's own (a thread waits on one thing at a
+/// time), so that a program whose threads come and go does not run out of slots.
+pub fn gate(base: *const c_void, space: sync_object::CondSpace, slot: u16, who: u32) -> Obj {
+    if explore() {
+        internal(base, space.gate_base + slot.min(0xff))
+    } else {
+        Obj::Internal(sync_object::sub(who as u64, 0x7fff))
+    }
 }
 
 fn record(site: u64, kind: EventKind, name: u64) {
