@@ -1216,7 +1216,7 @@ pub fn loop_enter() {
 pub fn loop_head(site: u64) {
     let repeated = with(|s| {
         let me = s.current;
-        let repeated = s.threads[me].atomic_depth == 0 && s.threads[me].spin.head(site, &s.writes);
+        let repeated = s.threads[me].atomic_depth == 0 && s.threads[me].spin.head(site, &mut s.writes);
         if repeated {
             s.spin_end = Some((me, Vec::new()));
         }

@@ -311,7 +311,7 @@ pub fn loop_head(site: u64) {
     if s.spin.len() <= me as usize {
         s.spin.resize_with(me as usize + 1, ThreadSpin::default);
     }
-    s.spin[me as usize].head(site, &s.writes);
+    s.spin[me as usize].head(site, &mut s.writes);
 }
 
 /// A serialised thread enters a watched loop from outside (`__irs_loop_enter`).

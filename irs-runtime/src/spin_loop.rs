@@ -56,15 +56,18 @@ pub struct ThreadSpin {
 #[derive(Default)]
 pub struct Writes {
     pub(crate) count: u64,
-    /// Made on the first write (a `const` empty value, for a static's initialiser).
+    /// Made on the first write a watched loop could care about (a `const` empty value, for a
+    /// static's initialiser): until some thread reaches a watched loop, no question about writes
+    /// since an iteration began can be asked, so none is kept (a hash-map insert per write was
+    /// the cost of the watch in programs without spin-waits).
     pub(crate) last: Option<HashMap<u64, u64>>,
 }
 
 impl Writes {
     pub fn wrote(&mut self, addr: u64, size: u32) {
         self.count += 1;
+        let Some(map) = self.last.as_mut() else { return };
         let (first, last) = (addr / 4, (addr + size.max(1) as u64 - 1) / 4);
-        let map = self.last.get_or_insert_with(HashMap::new);
         for w in first..=last.min(first + 1024) {
             map.insert(w, self.count);
         }
@@ -103,7 +106,9 @@ impl ThreadSpin {
 
     /// The thread is at the top of the header of loop `site`. Returns whether the iteration it
     /// just completed repeats the one before exactly (it spins).
-    pub fn head(&mut self, site: u64, writes: &Writes) -> bool {
+    pub fn head(&mut self, site: u64, writes: &mut Writes) -> bool {
+        // From now on writes are kept (see `Writes::last`).
+        writes.last.get_or_insert_with(HashMap::new);
         let mut repeated = false;
         if self.current == Some(site) && self.pure && self.reads.len() <= MAX_READS {
             repeated = self.previous.as_ref().is_some_and(|(p, _)| *p == self.reads);
@@ -192,22 +197,22 @@ mod tests {
         let mut w = Writes::default();
         let mut t = ThreadSpin::default();
         t.enter();
-        assert!(!t.head(7, &w));
+        assert!(!t.head(7, &mut w));
         t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
-        assert!(!t.head(7, &w), "one iteration is no repeat");
+        assert!(!t.head(7, &mut w), "one iteration is no repeat");
         assert!(t.spinning(&w));
         t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
-        assert!(t.head(7, &w), "the second iteration repeats the first");
+        assert!(t.head(7, &mut w), "the second iteration repeats the first");
         assert!(t.spinning(&w), "and nothing it read was written since it began");
         // A write by another thread to the word: not spinning any more.
         w.wrote(a, 4);
         assert!(!t.spinning(&w));
         // An iteration with a write is not pure.
         t.observe(EventKind::Access(AccessKind::Store), Some(2), a, 4);
-        assert!(!t.head(7, &w));
-        assert!(!t.head(7, &w), "after an impure iteration, one more is needed to compare");
+        assert!(!t.head(7, &mut w));
+        assert!(!t.head(7, &mut w), "after an impure iteration, one more is needed to compare");
         // Entering from outside forgets the iterations before.
         t.enter();
-        assert!(!t.head(7, &w) && !t.head(7, &w));
+        assert!(!t.head(7, &mut w) && !t.head(7, &mut w));
     }
 }
