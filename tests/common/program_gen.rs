@@ -1908,26 +1908,20 @@ impl<'a> Gen<'a> {
         s.push('\n');
         s.push_str("int g0, g1, g2;\nint *hp;\nint *pub;\n");
         s.push_str("pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;\npthread_mutex_t m1 = PTHREAD_MUTEX_INITIALIZER;\n");
-        if features.has("recursive") {
-            s.push_str("pthread_mutex_t rm0 = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;\n");
-        }
-        if features.has("cond") {
-            s.push_str("pthread_cond_t cv0 = PTHREAD_COND_INITIALIZER;\nint cf0;\n");
-        }
-        if features.has("sem") {
-            s.push_str("sem_t s0;\n");
-        }
-        if features.has("once") {
-            s.push_str("pthread_once_t once0 = PTHREAD_ONCE_INIT;\n");
-        }
-        if features.has("barrier") {
-            s.push_str("pthread_barrier_t b0;\n");
-        }
-        if features.has("rwlock") {
-            s.push_str("pthread_rwlock_t rw0 = PTHREAD_RWLOCK_INITIALIZER;\n");
-        }
-        if features.has("spin") {
-            s.push_str("volatile int sf0, sf1;\n");
+        // The objects of the scenarios present.
+        const DECLARATIONS: &[(&str, &str)] = &[
+            ("recursive", "pthread_mutex_t rm0 = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;\n"),
+            ("cond", "pthread_cond_t cv0 = PTHREAD_COND_INITIALIZER;\nint cf0;\n"),
+            ("sem", "sem_t s0;\n"),
+            ("once", "pthread_once_t once0 = PTHREAD_ONCE_INIT;\n"),
+            ("barrier", "pthread_barrier_t b0;\n"),
+            ("rwlock", "pthread_rwlock_t rw0 = PTHREAD_RWLOCK_INITIALIZER;\n"),
+            ("spin", "volatile int sf0, sf1;\n"),
+        ];
+        for (feature, declaration) in DECLARATIONS {
+            if features.has(feature) {
+                s.push_str(declaration);
+            }
         }
         s.push('\n');
         if let Some((g, _, c)) = self.atexit {
