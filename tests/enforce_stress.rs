@@ -89,7 +89,9 @@ fn stress(name: &str, src: &Path, runs: usize) -> Result<(), String> {
 
 #[test]
 fn every_benchmark_program_respects_its_prefix_under_chaos() {
-    let d = scratch("enforce_stress");
+    // Its own directory: `scratch` empties the one it makes, and the other test of this file
+    // runs at the same time in sibling directories.
+    let d = scratch("enforce_stress/race_source");
     std::fs::write(d.join("race.c"), RACE).unwrap();
     let mut programs: Vec<(String, PathBuf)> = std::fs::read_dir(repo().join("benchmarks/irs_paper"))
         .unwrap()
