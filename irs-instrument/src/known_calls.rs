@@ -117,6 +117,29 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "pthread_barrier_destroy", wrapper: "__irs_pthread_barrier_destroy", kind: SiteKind::Sync },
     RoutedCall { name: "pthread_barrier_wait", wrapper: "__irs_pthread_barrier_wait", kind: SiteKind::Sync },
     RoutedCall { name: "pthread_once", wrapper: "__irs_pthread_once", kind: SiteKind::Sync },
+    // C11 threads: the same operations under other names (`irs-runtime/src/c11_threads.rs`).
+    RoutedCall { name: "thrd_create", wrapper: "__irs_thrd_create", kind: SiteKind::Create },
+    RoutedCall { name: "thrd_join", wrapper: "__irs_thrd_join", kind: SiteKind::Join },
+    RoutedCall { name: "thrd_exit", wrapper: "__irs_thrd_exit", kind: SiteKind::ThreadExit },
+    RoutedCall { name: "thrd_current", wrapper: "__irs_thrd_current", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "thrd_detach", wrapper: "__irs_thrd_detach", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "thrd_yield", wrapper: "__irs_thrd_yield", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "mtx_init", wrapper: "__irs_mtx_init", kind: SiteKind::MutexInit },
+    RoutedCall { name: "mtx_lock", wrapper: "__irs_mtx_lock", kind: SiteKind::Lock },
+    RoutedCall { name: "mtx_trylock", wrapper: "__irs_mtx_trylock", kind: SiteKind::TryLock },
+    RoutedCall { name: "mtx_timedlock", wrapper: "__irs_mtx_timedlock", kind: SiteKind::TryLock },
+    RoutedCall { name: "mtx_unlock", wrapper: "__irs_mtx_unlock", kind: SiteKind::Unlock },
+    RoutedCall { name: "cnd_init", wrapper: "__irs_cnd_init", kind: SiteKind::Sync },
+    RoutedCall { name: "cnd_wait", wrapper: "__irs_cnd_wait", kind: SiteKind::Sync },
+    RoutedCall { name: "cnd_timedwait", wrapper: "__irs_cnd_timedwait", kind: SiteKind::Sync },
+    RoutedCall { name: "cnd_signal", wrapper: "__irs_cnd_signal", kind: SiteKind::Sync },
+    RoutedCall { name: "cnd_broadcast", wrapper: "__irs_cnd_broadcast", kind: SiteKind::Sync },
+    RoutedCall { name: "cnd_destroy", wrapper: "__irs_cnd_destroy", kind: SiteKind::Sync },
+    RoutedCall { name: "call_once", wrapper: "__irs_call_once", kind: SiteKind::Sync },
+    RoutedCall { name: "tss_create", wrapper: "__irs_tss_create", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "tss_get", wrapper: "__irs_tss_get", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "tss_set", wrapper: "__irs_tss_set", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "tss_delete", wrapper: "__irs_tss_delete", kind: SiteKind::ThreadQuery },
 ];
 
 pub fn routed_call(name: &str) -> Option<&'static RoutedCall> {
@@ -137,16 +160,16 @@ pub fn violation_call(name: &str) -> Option<ViolationKind> {
 /// Functions whose behaviour EXPLORE does not model: verifying a program that calls one would
 /// explore something other than the program, so the pass puts a hook in front of each call that
 /// ends the execution as unsupported, naming the function; outside EXPLORE the hook does
-/// nothing. Cancellation and signals between threads, robust mutexes, C11 threads, named
+/// nothing. Cancellation and signals between threads, robust mutexes, named
 /// semaphores, and calls that block on another thread through the kernel (waiting for a
 /// signal, polling descriptors).
 pub fn unsupported_call(name: &str) -> bool {
     // `__atomic_*` and `__sync_*` as calls are the library's generic fallbacks (objects of
     // unusual size): the accesses they make would not be seen.
-    const PREFIXES: &[&str] = &["thrd_", "mtx_", "cnd_", "tss_", "epoll_", "__atomic_", "__sync_"];
+    const PREFIXES: &[&str] = &["epoll_", "__atomic_", "__sync_"];
     const NAMES: &[&str] = &[
         "pthread_cancel", "pthread_kill", "pthread_setcancelstate", "pthread_setcanceltype", "pthread_testcancel",
-        "pthread_mutexattr_setrobust", "pthread_mutex_consistent", "call_once", "sem_open", "sem_close", "sem_unlink",
+        "pthread_mutexattr_setrobust", "pthread_mutex_consistent", "sem_open", "sem_close", "sem_unlink",
         "sigwait", "sigwaitinfo", "sigtimedwait", "sigsuspend", "pause", "poll", "ppoll", "select", "pselect",
         "pthread_sigqueue",
     ];
@@ -206,7 +229,8 @@ mod tests {
         assert!(routed_call("sem_post").unwrap().needed_when_free());
         assert_eq!(violation_call("__assert_fail"), Some(ViolationKind::Assert));
         assert_eq!(violation_call("exit"), None);
-        assert!(unsupported_call("pthread_cancel") && unsupported_call("sem_open") && unsupported_call("sigwait") && unsupported_call("thrd_create"));
+        assert!(unsupported_call("pthread_cancel") && unsupported_call("sem_open") && unsupported_call("sigwait") && !unsupported_call("thrd_sleep"));
+        assert_eq!(routed_call("cnd_wait").unwrap().wrapper, "__irs_cnd_wait");
         assert!(!unsupported_call("pthread_mutex_lock") && !unsupported_call("pthread_attr_init"));
         assert!(unsupported_call("socket") && unsupported_call("popen") && !unsupported_call("read"));
         assert_eq!(routed_call("fopen").unwrap().wrapper, "__irs_fopen");

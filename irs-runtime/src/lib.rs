@@ -15,6 +15,7 @@
 
 mod alloc_wrappers;
 mod barrier;
+mod c11_threads;
 mod callbacks;
 mod chaos;
 mod condvar;
