@@ -63,6 +63,12 @@ enum Command {
         /// SV-COMP's conventions: `abort()` discards the execution (see `irs verify --svcomp`).
         #[arg(long)]
         svcomp: bool,
+        /// Check the spin-wait rule: let a watched loop iterate up to K times in a row without
+        /// changing anything, then discard the execution, instead of halting the spinning thread
+        /// at its first such iteration (the default). Explores more; finds no livelock; the verdict
+        /// is at most `bounded`. The bugs found must be the default's.
+        #[arg(long, value_name = "K")]
+        spin_bound: Option<u32>,
         /// Save the trace (same format as `irs record`).
         #[arg(long)]
         trace_out: Option<PathBuf>,
@@ -138,6 +144,12 @@ enum Command {
         /// rules out (as a failed `__VERIFIER_assume` does) instead of being a violation.
         #[arg(long)]
         svcomp: bool,
+        /// Check the spin-wait rule: let a watched loop iterate up to K times in a row without
+        /// changing anything, then discard the execution, instead of halting the spinning thread
+        /// at its first such iteration (the default). Explores more; finds no livelock; the verdict
+        /// is at most `bounded`. The bugs found must be the default's.
+        #[arg(long, value_name = "K")]
+        spin_bound: Option<u32>,
         /// Per-execution time limit in seconds (a run that takes longer does not terminate).
         #[arg(long, default_value_t = 10.0)]
         timeout: f64,
@@ -462,7 +474,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format_args!("demo: {e}")),
         },
-        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, input, nondet_values, svcomp, command } => {
+        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, input, nondet_values, svcomp, spin_bound, command } => {
             let policy = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
             let (program, args) = command.split_first().expect("clap requires a program");
             let stored = match &input {
@@ -485,7 +497,7 @@ fn main() -> ExitCode {
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("replay: --timeout must be a positive number of seconds");
             }
-            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), svcomp, ..Default::default() };
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), svcomp, spin_bound, ..Default::default() };
             let options = match &stored {
                 Some(s) => s.exec_options(options),
                 None => options,
@@ -540,7 +552,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, svcomp, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, svcomp, spin_bound, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let stored = match &input {
                 Some(_) if !args.is_empty() => return fail("verify: --input replays the input's own arguments: give the program alone after --"),
@@ -599,11 +611,14 @@ fn main() -> ExitCode {
             if svcomp {
                 replay_args.push_str("--svcomp ");
             }
+            if let Some(k) = spin_bound {
+                replay_args.push_str(&format!("--spin-bound {k} "));
+            }
             if let Some(s) = &stored {
                 replay_args.push_str(&format!("--input {} ", s.store.key));
             }
             let shown: Vec<String> = std::iter::once(program.clone()).chain(args.iter().cloned()).collect();
-            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, ..Default::default() };
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, spin_bound, ..Default::default() };
             let exec = match &stored {
                 Some(s) => s.exec_options(exec),
                 None => exec,
@@ -655,7 +670,7 @@ fn main() -> ExitCode {
                         s.restarts
                     );
                     if s.discarded > 0 {
-                        println!("discarded: {} of the traces end in a failed __VERIFIER_assume or where a spin loop would only repeat itself (neither bugs nor evidence of safety; what follows a repeated spin is explored where another thread moves first)", s.discarded);
+                        println!("discarded: {} of the traces end in a failed __VERIFIER_assume or with a thread halted in a spin-wait whose reads were written since (neither bugs nor evidence of safety; what follows is explored where the write comes first)", s.discarded);
                     }
                     for r in &o.report.races {
                         println!("race: {r}");

@@ -290,6 +290,7 @@ fn verify_inner(
     state: &mut Option<(PathBuf, VerifierState)>,
     progress: impl FnMut(&Stats),
 ) -> Result<Outcomes, VerifyCliError> {
+    let spin_bound = exec.spin_bound;
     let mut ex = executor(program, args, exec)?;
     let write_err = |p: &Path, e: std::io::Error| VerifyCliError::Write { path: p.display().to_string(), reason: e.to_string() };
     let traces_file = match schedules_out {
@@ -302,11 +303,18 @@ fn verify_inner(
         let default = ex.run(&[]).map_err(qpor::VerifyError::from)?;
         if !matches!(default.outcome(), Outcome::Exit(_)) {
             let started = std::time::Instant::now();
-            let found = (0..ANCHOR_TRIES).take_while(|_| started.elapsed() < ANCHOR_TIME).find_map(|seed| ex.run_random(&[], seed).ok().filter(|x| matches!(x.outcome(), Outcome::Exit(_))));
+            // First the default schedule with spin-waits iterating, their read-only iterations
+            // then left out (`Policy::Anchor`); then random schedules. Either must end correctly
+            // when run as the exploration runs it.
+            let exits = |x: &irs_verifier::executor::Execution| matches!(x.outcome(), Outcome::Exit(_));
+            let spun = ex.run_with_policy(&[], irs_verifier::executor::Policy::Anchor).ok().filter(exits).map(|x| x.schedule_without_read_only());
+            let found = spun
+                .and_then(|s| ex.run(&s).ok().filter(exits))
+                .or_else(|| (0..ANCHOR_TRIES).take_while(|_| started.elapsed() < ANCHOR_TIME).find_map(|seed| ex.run_random(&[], seed).ok().filter(exits)));
             match found {
                 Some(x) => {
                     anchor_note = Some(format!(
-                        "the default schedule ends in `{}`; the prefix is anchored on a correct execution found by random search",
+                        "the default schedule ends in `{}`; the prefix is anchored on a correct execution found by search",
                         default.outcome()
                     ));
                     opts.first_schedule = Some(x.schedule());
@@ -324,7 +332,10 @@ fn verify_inner(
     let mut hooks = CliHooks { progress, traces_file, write_failed: None, publisher, state: state.take() };
     let explored = Verifier::new(&mut ex, opts).explore(&mut hooks);
     *state = hooks.state.take();
-    let report = explored?;
+    let mut report = explored?;
+    if let Some(k) = spin_bound {
+        report.bounds.push(format!("a loop that only reads iterates at most {k} times in a row (--spin-bound)"));
+    }
     if let (Some(p), Some(e)) = (schedules_out, hooks.write_failed.take()) {
         return Err(write_err(p, e));
     }

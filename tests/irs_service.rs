@@ -156,12 +156,13 @@ const STRESS: [StressProgram; 9] = [
     StressProgram { name: "last_zero", src: "benchmarks/irs_paper/last_zero.c", defines: &["-DN=12"], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "fibonacci", src: "benchmarks/irs_paper/fibonacci.c", defines: &["-DROUNDS=4"], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "indexer", src: "benchmarks/irs_paper/indexer.c", defines: &["-DNTHREADS=15"], time_limit: None, expect: Expect::Safe },
-    // Busy-waiting: its spin-waits end (issue 20), so it is verified to the end and relaxed.
-    StressProgram { name: "dekker", src: "benchmarks/irs_paper/dekker.c", defines: &["-DROUNDS=1"], time_limit: None, expect: Expect::Safe },
-    // Busy-waiting: its spin-waits end (issue 20), so it is verified to the end and relaxed.
-    StressProgram { name: "peterson", src: "benchmarks/irs_paper/peterson.c", defines: &["-DROUNDS=1"], time_limit: None, expect: Expect::Safe },
-    // Busy-waiting: its spin-waits end (issue 20), so it is verified to the end and relaxed.
-    StressProgram { name: "lamport", src: "benchmarks/irs_paper/lamport.c", defines: &["-DROUNDS=1"], time_limit: None, expect: Expect::Safe },
+    // Busy-waiting, at its default four rounds: its spin-waits end (issue 20), so it is verified
+    // to the end and relaxed.
+    StressProgram { name: "dekker", src: "benchmarks/irs_paper/dekker.c", defines: &[], time_limit: None, expect: Expect::Safe },
+    StressProgram { name: "peterson", src: "benchmarks/irs_paper/peterson.c", defines: &[], time_limit: None, expect: Expect::Safe },
+    // Two rounds: its retry loop writes, and four rounds are beyond exhaustive exploration (README,
+    // "Spin-waits").
+    StressProgram { name: "lamport", src: "benchmarks/irs_paper/lamport.c", defines: &["-DROUNDS=2"], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "bigshot", src: "benchmarks/irs_paper/bigshot.c", defines: &[], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "shared_pointer", src: "benchmarks/irs_paper/shared_pointer.c", defines: &[], time_limit: None, expect: Expect::Safe },
 ];

@@ -21,7 +21,7 @@
 use crate::fiber::{self, Fiber, FiberFn};
 use crate::fiber_tls::{self, StaticTls};
 use crate::mutex_kind;
-use crate::spin_loop::{ThreadSpin, Writes};
+use crate::spin_loop::{Iteration, ThreadSpin, Writes};
 use crate::stack_pool;
 use crate::thread_flag;
 use crate::explore_server::{monotonic_micros, Continuation};
@@ -77,6 +77,12 @@ struct LogicalThread {
     atomic_open: u32,
     /// Where it is in the loops the runtime watches for spinning (`spin_loop`).
     spin: ThreadSpin,
+    /// Halted at an iteration of a watched loop that only read (`loop_head`): it waits there for
+    /// good, in this execution.
+    spin_halted: bool,
+    /// The step count when it last reached a watched loop's header (`Policy::Anchor`: its steps
+    /// from there on are the iteration's).
+    iteration_step: u32,
 
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
@@ -104,6 +110,8 @@ impl LogicalThread {
             atomic_depth: 0,
             atomic_open: 0,
             spin: ThreadSpin::default(),
+            spin_halted: false,
+            iteration_step: 0,
             start,
             retval: std::ptr::null_mut(),
             specific: Vec::new(),
@@ -153,9 +161,6 @@ struct Scheduler {
     choice: u32,
     /// The end is a failed `__VERIFIER_assume`: the execution is discarded.
     discarding: bool,
-    /// The end is a spinning thread's (`spin_loop`): that thread, and each thread it killed with
-    /// what it was about to do, whether it had finished, and how it waited.
-    spin_end: Option<(usize, Vec<SpinVictim>)>,
 }
 
 fn splitmix64(state: &mut u64) -> u64 {
@@ -243,7 +248,6 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         ending: None,
         choice: 0,
         discarding: false,
-        spin_end: None,
     };
     s.buffer.thread(0, None, 0);
     // `T0` starts with the live TLS block as it is (the OS thread's), like a program's `main`.
@@ -404,11 +408,9 @@ impl Scheduler {
 
     fn describe_wait(&self, t: usize) -> Option<String> {
         let th = &self.threads[t];
-        if th.pending.is_none() || th.spin.spinning(&self.writes) {
-            if let Some(site) = th.spin.loop_site().filter(|_| th.spin.spinning(&self.writes)) {
-                let (at, _) = crate::program_info::site_text(SiteId(site));
-                return Some(format!("T{t} spins at {at} (a loop that only reads, and nothing it reads can change any more)"));
-            }
+        if th.spin_halted {
+            let (at, _) = crate::program_info::site_text(SiteId(th.spin.loop_site().unwrap_or(0)));
+            return Some(format!("T{t} spins at {at} (a loop whose iterations only read, and nothing it reads can change any more)"));
         }
         let op = th.pending?;
         Some(match op.kind {
@@ -423,6 +425,9 @@ impl Scheduler {
                     Some(owner) => format!("T{t} waits for {what} held by T{owner}"),
                     None => format!("T{t} waits for {what}"),
                 }
+            }
+            EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.spin_halted) => {
+                format!("T{t} waits to join T{}, which spins", op.addr)
             }
             EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.halted) => {
                 format!("T{t} waits to join T{}, which stopped at a violation", op.addr)
@@ -482,6 +487,14 @@ fn decide(me: usize) {
             // For the verifier: what the blocked threads wait to do (a pseudo step).
             let blocked: Vec<OpRecord> = s.threads.iter().filter(|t| !t.finished).filter_map(|t| t.pending).collect();
             s.buffer.step(BLOCKED_STEP, &blocked, s.elapsed());
+            match spin_verdict(s) {
+                Some(SpinEnd::Hangs(waits)) => return Err(waits),
+                Some(SpinEnd::Discarded) => {
+                    s.discarding = true;
+                    return Ok(Ok(Err(0)));
+                }
+                None => {}
+            }
             let waits: Vec<String> =
                 (0..s.threads.len()).filter(|&t| !s.threads[t].finished).filter_map(|t| s.describe_wait(t)).collect();
             return Err(waits.join("; "));
@@ -508,14 +521,31 @@ fn decide(me: usize) {
             None => match &mut s.policy {
                 Policy::Random(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
                 Policy::RoundRobin => enabled.iter().copied().find(|&t| t > me).unwrap_or(enabled[0]),
-                // Not a thread that would only repeat its last iteration, while another can move
-                // (`spin_loop`).
-                Policy::Default => {
-                    let moves = |t: &usize| !s.threads[*t].spin.spinning(&s.writes);
-                    if enabled.contains(&me) && moves(&me) {
+                // A thread inside a watched loop runs last, and of several the one that has
+                // waited longest (`spin_loop`). `Anchor`: loops iterate (see `loop_head`), and a
+                // thread that would only repeat its last iteration with nothing it read written
+                // since does not run at all; when no other can, the run would spin for ever.
+                Policy::Default | Policy::Anchor => {
+                    let mut buf;
+                    let can = if matches!(s.policy, Policy::Anchor) {
+                        buf = [0usize; MAX_THREADS];
+                        let mut n = 0;
+                        for &t in enabled.iter().filter(|&&t| !s.threads[t].spin.spinning(&s.writes)) {
+                            buf[n] = t;
+                            n += 1;
+                        }
+                        &buf[..n]
+                    } else {
+                        enabled
+                    };
+                    let waits = |t: usize| s.threads[t].spin.waiting_since();
+                    if can.is_empty() {
+                        s.discarding = true;
+                        return Ok(Ok(Err(0)));
+                    } else if can.contains(&me) && waits(me).is_none() {
                         me
                     } else {
-                        enabled.iter().copied().find(moves).unwrap_or(if enabled.contains(&me) { me } else { enabled[0] })
+                        can.iter().copied().find(|&t| waits(t).is_none()).unwrap_or_else(|| *can.iter().min_by_key(|&&t| (waits(t), t)).expect("not empty"))
                     }
                 }
             },
@@ -983,7 +1013,11 @@ pub fn crashed(sig: c_int) -> ! {
 
 fn halt(outcome: ChildOutcome) -> ! {
     with(|s| s.buffer.outcome(outcome));
-    let me = current() as usize;
+    stop_thread(current() as usize)
+}
+
+/// The thread `me` (the running one) does nothing more: finished, never joinable.
+fn stop_thread(me: usize) -> ! {
     let booting = with(|s| {
         let th = &mut s.threads[me];
         th.finished = true;
@@ -1005,6 +1039,14 @@ fn halt(outcome: ChildOutcome) -> ! {
 fn leave(me: usize) -> ! {
     let all_done = with(|s| s.threads.iter().all(|t| t.finished));
     if all_done {
+        match with(|s| spin_verdict(s)) {
+            Some(SpinEnd::Hangs(waits)) => finish(ChildOutcome::Deadlock(&waits)),
+            Some(SpinEnd::Discarded) => {
+                with(|s| s.discarding = true);
+                finish(ChildOutcome::Exit(0))
+            }
+            None => {}
+        }
         // After `main` called `pthread_exit`, the last thread's end ends the process as `exit(0)`
         // would: its exit handlers would run on whichever thread ends last, which is not a
         // function of that thread's history. Without handlers there is nothing to run.
@@ -1085,12 +1127,6 @@ pub fn complete_end() -> ! {
     while let Some(v) = end_kill_next(&mut queue, &mut next) {
         grant(EventKind::Kill, None, v as u64, 0);
         with(|s| {
-            if s.spin_end.is_some() {
-                let victim = SpinVictim { thread: v, op: s.threads[v].pending, finished: s.threads[v].finished, wait: s.describe_wait(v) };
-                if let Some((_, victims)) = s.spin_end.as_mut() {
-                    victims.push(victim);
-                }
-            }
             let th = &mut s.threads[v];
             th.finished = true;
             th.killed = true;
@@ -1099,67 +1135,7 @@ pub fn complete_end() -> ! {
         });
         done();
     }
-    if let Some(waits) = with(spin_end_is_livelock) {
-        finish(ChildOutcome::Deadlock(&waits));
-    }
     finish(ChildOutcome::Exit(code))
-}
-
-/// A thread the end of a spinning thread killed: what it was about to do, whether it had
-/// finished, and how it waited (for the report).
-struct SpinVictim {
-    thread: usize,
-    op: Option<OpRecord>,
-    finished: bool,
-    wait: Option<String>,
-}
-
-/// After a spinning thread's end (`loop_head`) and its kills: did the program hang? Only when
-/// no thread it killed could have moved any more, in the final state (which the trace
-/// determines): a thread waiting to join one that did not finish, or for a mutex held by a
-/// thread that could not move, or spinning itself with nothing it reads written since; the
-/// largest such set of threads, which holds every killed thread that had not finished. Then the
-/// report: where each spins or waits. Otherwise the execution is discarded: what the killed
-/// threads do after this point is explored where the end comes later.
-fn spin_end_is_livelock(s: &mut Scheduler) -> Option<String> {
-    let (ender, victims) = s.spin_end.take()?;
-    // The other threads may move after the end until their kill: a write to what the spinning
-    // thread read means it would have read something new.
-    if !s.threads[ender].spin.repeat_unwritten(&s.writes) {
-        return None;
-    }
-    let live: Vec<&SpinVictim> = victims.iter().filter(|v| !v.finished).collect();
-    let mut stuck: Vec<usize> = live.iter().map(|v| v.thread).collect();
-    loop {
-        let before = stuck.len();
-        let set = stuck.clone();
-        let in_set = |t: usize| t == ender || set.contains(&t);
-        stuck.retain(|&t| {
-            let v = live.iter().find(|v| v.thread == t).expect("a live victim");
-            let Some(op) = v.op else { return false };
-            match op.kind {
-                EventKind::Join => {
-                    // The joined thread never finishes: the ender, one killed before it finished,
-                    // or one that stopped at a violation.
-                    let u = op.addr as usize;
-                    u == ender || live.iter().any(|v| v.thread == u) || s.threads.get(u).is_some_and(|j| j.halted)
-                }
-                EventKind::Lock => s.owner(op.addr).is_some_and(|o| in_set(o as usize)),
-                EventKind::Access(a) if !a.writes() => s.threads[t].spin.spinning(&s.writes),
-                _ => false,
-            }
-        });
-        if stuck.len() == before {
-            break;
-        }
-    }
-    if stuck.len() < live.len() {
-        return None;
-    }
-    let (at, _) = crate::program_info::site_text(SiteId(s.threads[ender].spin.loop_site().unwrap_or(0)));
-    let mut waits = vec![format!("T{ender} spins at {at} (a loop that only reads: an iteration read what the one before read, and nothing it reads can change any more)")];
-    waits.extend(live.iter().filter_map(|v| v.wait.clone()));
-    Some(waits.join("; "))
 }
 
 // ---- the SV-COMP interface (`sv_comp`) -------------------------------------------------------
@@ -1209,22 +1185,59 @@ pub fn loop_enter() {
 }
 
 /// The calling thread is at the top of a watched loop's header (`spin_loop`): when the
-/// iteration it completed repeats the one before, the execution ends there, as at a failed
-/// assumption: discarded, unless nothing the killed threads were about to do could have
-/// happened (`spin_end_is_livelock`): then the program hangs, a livelock.
-
+/// iteration it completed only read, the thread halts there for good (spin-assume), and the
+/// others go on; at the execution's end, [`spin_verdict`] says whether it was a hang.
 pub fn loop_head(site: u64) {
-    let repeated = with(|s| {
+    let spins = with(|s| {
         let me = s.current;
-        let repeated = s.threads[me].atomic_depth == 0 && s.threads[me].spin.head(site, &mut s.writes);
-        if repeated {
-            s.spin_end = Some((me, Vec::new()));
+        let done = s.threads[me].spin.head(site, &mut s.writes);
+        let spins = s.threads[me].atomic_depth == 0 && matches!(done, Iteration::Pure { .. });
+        let from = std::mem::replace(&mut s.threads[me].iteration_step, s.step);
+        if spins && matches!(s.policy, Policy::Anchor) {
+            // `Policy::Anchor`: the loop iterates; the iteration's steps are flagged, so that the
+            // schedule without them is an execution in which the thread did not iterate.
+            s.buffer.mark_read_only(me as u32, from);
+            return false;
         }
-        repeated
+        spins
     });
-    if repeated {
-        assume_failed(site)
+    if let (true, Some(k)) = (spins, crate::spin_loop::bound()) {
+        // `--spin-bound`: iterate on, up to the bound; past it the execution is discarded.
+        if with(|s| s.threads[s.current].spin.pure_run()) > k {
+            assume_failed(site)
+        }
+        return;
     }
+    if spins {
+        let me = current() as usize;
+        with(|s| s.threads[me].spin_halted = true);
+        stop_thread(me)
+    }
+}
+
+/// How an execution in which threads halted in watched loops ends (`spin_loop`), when nothing
+/// can move any more: `None` when no thread spins; discarded when some spinning thread's reads
+/// were written since its iteration began (it would have moved: that is explored where the
+/// write comes before its reads); otherwise the program hangs, a livelock, and the report
+/// says where each thread spins or waits.
+fn spin_verdict(s: &Scheduler) -> Option<SpinEnd> {
+    let spinners: Vec<usize> = (0..s.threads.len()).filter(|&t| s.threads[t].spin_halted).collect();
+    if spinners.is_empty() {
+        return None;
+    }
+    if spinners.iter().any(|&t| !s.threads[t].spin.repeat_unwritten(&s.writes)) {
+        return Some(SpinEnd::Discarded);
+    }
+    // Where each thread spins, then what the others wait for.
+    let blocked = (0..s.threads.len()).filter(|&t| !s.threads[t].finished);
+    let waits: Vec<String> = spinners.iter().copied().chain(blocked).filter_map(|t| s.describe_wait(t)).collect();
+    Some(SpinEnd::Hangs(waits.join("; ")))
+}
+
+/// See [`spin_verdict`].
+enum SpinEnd {
+    Discarded,
+    Hangs(String),
 }
 
 /// `__VERIFIER_assume` with a false condition: the execution is one the program rules out. It

@@ -1,27 +1,32 @@
 //! Spin-waits end (issue 20): in EXPLORE, an iteration of a watched loop (the pass's
-//! `spin_loops`: nothing in it changes the thread's state unseen) that writes nothing and reads
-//! exactly what the previous iteration read (the same instructions, addresses and values) has
-//! left the thread where it was: it would repeat for ever unless another thread writes. Then:
+//! `spin_loops`: nothing in it changes the thread's state unseen) that writes nothing and
+//! returns to the loop's header has left the thread where it was before it: same instruction,
+//! same registers (the header has no phi node), same memory but one iteration's temporaries.
+//! Then:
 //!
-//! - if no other thread can make progress (each has finished, is blocked, or spins itself with
-//!   nothing it reads written since), the program hangs: a *livelock*, reported like a deadlock,
-//!   with where each thread spins or waits;
+//! - if no other thread can make progress (each has finished, is blocked, or has itself just
+//!   completed such an iteration with nothing it reads written since), the program hangs: a
+//!   *livelock*, reported like a deadlock, with where each thread spins or waits;
 //! - otherwise the execution ends there, *discarded* (as at a failed `__VERIFIER_assume`: the
 //!   process's end, with the other threads killed where they stand). Nothing is lost: the
-//!   repeated iteration read what the one before read and changed nothing, so every execution
-//!   in which the thread goes on from here is an execution in which it goes on from before that
-//!   iteration, with the other threads' moves first, and the exploration explores those (the
-//!   end is dependent with every event of every other thread, and each read of the iteration
-//!   with the writes to its word). This is the spin-assume argument of Nidhugg and GenMC, on
-//!   iterations observed rather than on loops rewritten.
+//!   iteration only read, and reads are seen by nobody, so every execution in which the thread
+//!   goes on from here is an execution in which it goes on from before that iteration, with the
+//!   iteration's reads left out; the exploration explores those (the end is dependent with
+//!   every event of every other thread, and each read of the iteration with the writes to its
+//!   word, so the orders that put other threads' moves first are explored). This is the
+//!   spin-assume of GenMC and Nidhugg (`while (c);` read as `assume(!c)`), on iterations
+//!   observed rather than on loops rewritten: an execution keeps only the iterations that leave
+//!   the loop or change something.
 //!
-//! The decision is a function of the thread's own events (the values its reads returned), so
-//! the same schedule gives the same execution. Serialised runs (`serial`) watch the same loops,
-//! to keep the turn away from a spinning thread as the default policy does (they cannot end a
-//! real run: a thread that only spins, with nobody left to write, spins as the program would). The default policy (the first execution, and the
-//! tail of every run after its requested schedule) does not keep running a thread that spins
-//! with nothing it reads written since while another thread can move: the verifier's first
-//! execution, on which published prefixes are anchored, is then a complete one.
+//! The decision is a function of the thread's own events (what it did since the header), so
+//! the same schedule gives the same execution. Serialised runs (`serial`) watch the same loops
+//! with the weaker test of the first version, an iteration that repeats the one before exactly,
+//! to keep the turn away from a spinning thread (they cannot end a real run: a thread that only
+//! spins, with nobody left to write, spins as the program would). The default policy (the first
+//! execution, and the tail of every run after its requested schedule) runs a thread inside a
+//! watched loop last, and of several such threads the one that has waited longest, so that the
+//! verifier's first execution, on which published prefixes are anchored, is more often a
+//! complete one (when it is not, the publisher anchors on one found by random search).
 
 use shared_proto::{AccessKind, EventKind};
 use std::collections::HashMap;
@@ -37,6 +42,17 @@ struct Read {
 /// An iteration longer than this is not compared (it is not a spin-wait's).
 const MAX_READS: usize = 64;
 
+/// What a thread at a loop's header has just completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Iteration {
+    /// No iteration of this loop (it has just entered it).
+    None,
+    /// An iteration that wrote or did something else that changes state (or read too much).
+    Impure,
+    /// An iteration that only read (`repeats`: exactly what the one before read).
+    Pure { repeats: bool },
+}
+
 /// Where one thread is in the loops it runs.
 #[derive(Default)]
 pub struct ThreadSpin {
@@ -49,6 +65,8 @@ pub struct ThreadSpin {
     previous: Option<(Vec<Read>, u64)>,
     /// The write count when the current iteration began.
     began: u64,
+    /// Iterations in a row of `current` that only read.
+    pure_run: u32,
 }
 
 /// The writes of the execution so far: a count, and for each 4-byte word the count at its last
@@ -104,23 +122,35 @@ impl ThreadSpin {
         *self = ThreadSpin::default();
     }
 
-    /// The thread is at the top of the header of loop `site`. Returns whether the iteration it
-    /// just completed repeats the one before exactly (it spins).
-    pub fn head(&mut self, site: u64, writes: &mut Writes) -> bool {
+    /// The thread is at the top of the header of loop `site`: what the iteration it just
+    /// completed (if any) was.
+    pub fn head(&mut self, site: u64, writes: &mut Writes) -> Iteration {
         // From now on writes are kept (see `Writes::last`).
         writes.last.get_or_insert_with(HashMap::new);
-        let mut repeated = false;
+        let mut done = Iteration::None;
         if self.current == Some(site) && self.pure && self.reads.len() <= MAX_READS {
-            repeated = self.previous.as_ref().is_some_and(|(p, _)| *p == self.reads);
+            let repeats = self.previous.as_ref().is_some_and(|(p, _)| *p == self.reads);
+            done = Iteration::Pure { repeats };
+            self.pure_run += 1;
             self.previous = Some((std::mem::take(&mut self.reads), self.began));
         } else {
+            if self.current == Some(site) {
+                done = Iteration::Impure;
+            }
             self.previous = None;
+            self.pure_run = 0;
         }
         self.current = Some(site);
         self.pure = true;
         self.reads.clear();
         self.began = writes.count;
-        repeated
+        done
+    }
+
+    /// In a watched loop, in an iteration that has changed nothing so far: since which write
+    /// count. (Until the thread's next write after it leaves the loop: the pass marks no exit.)
+    pub fn waiting_since(&self) -> Option<u64> {
+        (self.current.is_some() && self.pure).then_some(self.began)
     }
 
     /// The thread performed an operation: a read is remembered, anything else makes the
@@ -160,10 +190,31 @@ impl ThreadSpin {
         self.previous.as_ref().is_some_and(|(p, began)| !writes.written_since(p, *began))
     }
 
+    /// How many iterations in a row of the loop it is in only read (`--spin-bound`).
+    pub fn pure_run(&self) -> u32 {
+        self.pure_run
+    }
+
     /// The loop it spins in, for reports.
     pub fn loop_site(&self) -> Option<u64> {
         self.current
     }
+}
+
+/// `irs verify --spin-bound K` (0: none, the default): in EXPLORE, a watched loop may iterate K
+/// times in a row without changing anything; the next such iteration discards the execution.
+/// Relaxed: set once by `prepare`, before the first execution.
+static BOUND: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Read `--spin-bound` (EXPLORE, before the first execution).
+pub fn prepare() {
+    let k = std::env::var(shared_proto::explore_protocol::ENV_SPIN_BOUND).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+    BOUND.store(k, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The bound of `--spin-bound`, if one was given.
+pub fn bound() -> Option<u32> {
+    Some(BOUND.load(std::sync::atomic::Ordering::Relaxed)).filter(|&k| k > 0)
 }
 
 /// # Safety
@@ -191,28 +242,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_iteration_that_repeats_the_one_before_is_found_and_a_write_breaks_it() {
+    fn an_iteration_that_only_reads_is_found_and_a_write_breaks_it() {
         let x = 0u32;
         let a = &x as *const u32 as u64;
         let mut w = Writes::default();
         let mut t = ThreadSpin::default();
         t.enter();
-        assert!(!t.head(7, &mut w));
+        assert_eq!(t.head(7, &mut w), Iteration::None);
+        assert_eq!(t.waiting_since(), Some(0));
         t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
-        assert!(!t.head(7, &mut w), "one iteration is no repeat");
-        assert!(t.spinning(&w));
+        assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: false }, "an iteration that only read");
+        assert!(t.spinning(&w) && t.repeat_unwritten(&w));
         t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
-        assert!(t.head(7, &mut w), "the second iteration repeats the first");
+        assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: true }, "the second iteration repeats the first");
         assert!(t.spinning(&w), "and nothing it read was written since it began");
         // A write by another thread to the word: not spinning any more.
         w.wrote(a, 4);
-        assert!(!t.spinning(&w));
+        assert!(!t.spinning(&w) && !t.repeat_unwritten(&w));
         // An iteration with a write is not pure.
         t.observe(EventKind::Access(AccessKind::Store), Some(2), a, 4);
-        assert!(!t.head(7, &mut w));
-        assert!(!t.head(7, &mut w), "after an impure iteration, one more is needed to compare");
+        assert_eq!(t.waiting_since(), None);
+        assert_eq!(t.head(7, &mut w), Iteration::Impure);
+        assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: false }, "after an impure iteration, nothing to compare with");
         // Entering from outside forgets the iterations before.
         t.enter();
-        assert!(!t.head(7, &mut w) && !t.head(7, &mut w));
+        assert_eq!(t.head(7, &mut w), Iteration::None);
+        assert_eq!(t.head(8, &mut w), Iteration::None, "another loop's header");
     }
 }

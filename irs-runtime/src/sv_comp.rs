@@ -101,6 +101,7 @@ pub fn prepare() {
     let _ = values();
     let _ = crate::program_info::site_location(SiteId(0));
     SVCOMP.store(std::env::var_os(shared_proto::explore_protocol::ENV_SVCOMP).is_some(), std::sync::atomic::Ordering::Relaxed);
+    crate::spin_loop::prepare();
 }
 
 /// SV-COMP's conventions are on (`irs verify --svcomp`): `abort()` discards the execution.

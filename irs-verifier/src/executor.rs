@@ -57,6 +57,9 @@ pub struct Options {
     pub nondet_values: Option<Vec<i64>>,
     /// SV-COMP's conventions (see `shared_proto::explore_protocol::ENV_SVCOMP`).
     pub svcomp: bool,
+    /// Let watched loops iterate this many times without change before discarding the
+    /// execution, instead of halting the spinning thread (`irs verify --spin-bound`).
+    pub spin_bound: Option<u32>,
     /// The whole environment every execution sees (the input's, issue 19); `None`: this
     /// process's. The executor's own `IRS_*` variables are added either way.
     pub env: Option<Vec<(String, String)>>,
@@ -69,7 +72,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, env: None, input_files: None, cwd: None }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, spin_bound: None, env: None, input_files: None, cwd: None }
     }
 }
 
@@ -117,6 +120,12 @@ impl Execution {
     /// call of `__VERIFIER_nondet_*` took (see `ThreadId::CHOICE_SHIFT`).
     pub fn schedule(&self) -> Vec<ThreadId> {
         self.trace.steps.iter().map(|s| s.entry()).collect()
+    }
+
+    /// The schedule without the steps of read-only iterations (`Policy::Anchor`): an execution
+    /// in which no thread iterated a watched loop without changing anything.
+    pub fn schedule_without_read_only(&self) -> Vec<ThreadId> {
+        self.trace.steps.iter().filter(|s| !s.read_only).map(|s| s.entry()).collect()
     }
 }
 
@@ -332,6 +341,7 @@ impl Executor {
             .env(proto::ENV_NONDET_VALUES, options.nondet_values().iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","))
             .env_remove(proto::ENV_FORK_EACH)
             .env_remove(proto::ENV_SVCOMP)
+            .env_remove(proto::ENV_SPIN_BOUND)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -349,6 +359,9 @@ impl Executor {
         }
         if options.svcomp {
             cmd.env(proto::ENV_SVCOMP, "1");
+        }
+        if let Some(k) = options.spin_bound {
+            cmd.env(proto::ENV_SPIN_BOUND, k.to_string());
         }
         if options.fork_each {
             cmd.env(proto::ENV_FORK_EACH, "1");

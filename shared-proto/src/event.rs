@@ -161,6 +161,10 @@ pub struct Step {
     /// For a call of `__VERIFIER_nondet_*`: the value it took (an index into the domain; 0
     /// otherwise). With `chosen`, what a schedule says of this step (see `ThreadId::with_choice`).
     pub choice: u32,
+    /// A step of an iteration of a watched loop that only read, in a run under
+    /// `Policy::Anchor` (where such loops iterate instead of halting the thread): leaving these
+    /// steps out of the schedule gives an execution in which no thread halts (`spin_loop`).
+    pub read_only: bool,
 }
 
 impl Step {

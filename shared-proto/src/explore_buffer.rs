@@ -115,6 +115,9 @@ const INFEASIBLE_STEP: usize = 48;
 const INFEASIBLE_THREAD: usize = 52;
 const INFEASIBLE_ENABLED: usize = 56; // u64 mask
 const MESSAGE_BYTES: usize = 64;
+/// How many steps [`BufferWriter::mark_read_only`] has flagged (the reader re-reads the flags
+/// at the end when there are any).
+const READ_ONLY_STEPS: usize = 68;
 const MESSAGE: usize = 72;
 
 
@@ -298,6 +301,21 @@ impl<'a> BufferWriter<'a> {
         publish(self.b, N_ENABLED, ne + records as u32);
         publish(self.b, N_STEPS, ns + 1);
         true
+    }
+
+    /// Flag the steps of `thread` from step `from` on as a read-only iteration of a watched loop
+    /// (`Policy::Anchor`: an execution that keeps them can leave them out, see `Step::read_only`).
+    pub fn mark_read_only(&mut self, thread: u32, from: u32) {
+        let ns = get32(self.b, N_STEPS);
+        let mut marked = get32(self.b, READ_ONLY_STEPS);
+        for i in from..ns {
+            let at = self.steps_at() + i as usize * STEP;
+            if get32(self.b, at) == thread {
+                put32(self.b, at + 20, get32(self.b, at + 20) | 2);
+                marked += 1;
+            }
+        }
+        put32(self.b, READ_ONLY_STEPS, marked);
     }
 
     /// Record how the execution ended (the first call wins). A thread stopped by a violation or
@@ -619,11 +637,10 @@ impl Reader {
             let at = steps_at + i * STEP;
             let (chosen, first, n, first_event) = (get32(b, at), get32(b, at + 4), get32(b, at + 8), get32(b, at + 12));
             let flags = get32(b, at + 20);
-            let (has_cut, choice) = match flags & 0xffff {
-                0 => (false, flags >> 16),
-                1 => (true, flags >> 16),
-                _ => return Err(corrupt(format!("step {i}: bad cut flag"))),
-            };
+            if flags & 0xfffc != 0 {
+                return Err(corrupt(format!("step {i}: bad flags")));
+            }
+            let (has_cut, read_only, choice) = (flags & 1 != 0, flags & 2 != 0, flags >> 16);
             if self.blocked {
                 return Err(corrupt(format!("step {i} follows the blocked threads' step")));
             }
@@ -653,7 +670,7 @@ impl Reader {
                 x.blocked = enabled;
                 self.blocked = true;
             } else {
-                x.steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event, cut: cut.pop(), choice });
+                x.steps.push(Step { chosen: valid_tid(chosen)?, enabled, first_event, cut: cut.pop(), choice, read_only });
                 x.step_micros.push(get32(b, at + 16));
             }
         }
@@ -670,6 +687,13 @@ impl Reader {
             return Ok(());
         }
         self.advance(b, x)?;
+        if get32(b, READ_ONLY_STEPS) > 0 {
+            // Flags set after the step was read (the walk behind the execution reads early).
+            let steps_at = HEADER + get32(b, CAP_EVENTS) as usize * EVENT;
+            for (i, s) in x.steps.iter_mut().enumerate() {
+                s.read_only = get32(b, steps_at + i * STEP + 20) & 2 != 0;
+            }
+        }
         let (first_message, more_bugs) = {
             let n = (get32(b, MESSAGE_BYTES) as usize).min(MESSAGE_LEN);
             split_bugs(&b[MESSAGE..MESSAGE + n])?

@@ -28,6 +28,9 @@ pub const DEFAULT_NONDET_VALUES: [i64; 2] = [0, 1];
 /// Set (to anything): read the program with SV-COMP's conventions (`abort()` ends an execution the
 /// program rules out, as a failed `__VERIFIER_assume` does, instead of being a violation).
 pub const ENV_SVCOMP: &str = "IRS_SVCOMP";
+/// `irs verify --spin-bound K`: watched loops iterate up to K times without change, then the
+/// execution is discarded (instead of the spinning thread halting at its first such iteration).
+pub const ENV_SPIN_BOUND: &str = "IRS_SPIN_BOUND";
 
 const MAX_MESSAGE: u32 = 64 << 20;
 
@@ -75,6 +78,12 @@ pub enum Policy {
     /// The next enabled thread after the current one, by id, at every step: as many
     /// preemptions as possible, deterministic.
     RoundRobin,
+    /// As `Default`, except that watched loops iterate instead of halting a thread at an
+    /// iteration that only read (a thread that would only repeat its last iteration, with
+    /// nothing it read written since, does not run while another can; when none other can, the
+    /// execution is discarded), and the steps of such iterations are flagged `read_only`. For
+    /// finding a complete execution to anchor a published prefix on.
+    Anchor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,6 +215,7 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
         Policy::Default => (0, 0),
         Policy::Random(s) => (1, s),
         Policy::RoundRobin => (2, 0),
+        Policy::Anchor => (3, 0),
     };
     body.extend_from_slice(&policy.to_le_bytes());
     body.extend_from_slice(&seed.to_le_bytes());
@@ -255,6 +265,7 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
         0 => Policy::Default,
         1 => Policy::Random(try_get64(body, 20)?),
         2 => Policy::RoundRobin,
+        3 => Policy::Anchor,
         _ => return None,
     };
     Some(RequestView { kind, timeout_ms: try_get64(body, 8)?, policy, body, len: n })

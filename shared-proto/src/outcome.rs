@@ -72,7 +72,7 @@ impl fmt::Display for Outcome {
             Outcome::EventLimit { events } => write!(f, "stopped at the limit of {events} events (a program that never stops?)"),
             Outcome::Timeout { millis } => write!(f, "timeout after {:.1} s", *millis as f64 / 1000.0),
             Outcome::Incomplete => write!(f, "incomplete"),
-            Outcome::Discarded => write!(f, "discarded (an assumption failed, or a spin loop repeated itself)"),
+            Outcome::Discarded => write!(f, "discarded (an assumption failed, or a thread spins where what it read was written since)"),
         }
     }
 }
