@@ -61,7 +61,9 @@ def genmc_row(a, prog, rounds, wd):
     text = out + err
     num = lambda pat: (m.group(1) if (m := re.search(pat, text)) else "?")
     verdict = "safe" if "No errors were detected" in text else "error"
-    return {"text": f"{verdict}: {int(num(r'complete executions explored: (\d+)')):,} complete / {int(num(r'blocked executions seen: (\d+)') if 'blocked' in text else 0):,} blocked, {secs:.1f} s"}
+    complete = int(num(r"complete executions explored: (\d+)"))
+    blocked = int(num(r"blocked executions seen: (\d+)")) if "blocked executions" in text else 0
+    return {"text": f"{verdict}: {complete:,} complete / {blocked:,} blocked, {secs:.1f} s"}
 
 
 def main():

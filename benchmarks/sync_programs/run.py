@@ -359,7 +359,7 @@ def write_report(records, meta, out):
              "trace); GenMC \"Number of complete executions explored\"; Nidhugg \"Trace count\". *blocked*: "
              "irs `ssb`; GenMC \"blocked executions seen\"; Nidhugg sleep-set + assume + await-blocked traces "
              "(with the stand-ins, mostly spin-waits cut short by an assume). *discarded*: irs's executions "
-             "ended by a failed assumption or a repeated spin iteration (none of these programs spins). "
+             "ended by a failed assumption or with a thread halted in a spin-wait (none of these programs spins). "
              "*executions*: irs's explored leaves (traces + SSB).")
     L.append("- *irs s*: the verifier's own `seconds`; *irs cc s*: the `irs cc -O1 -pthread` step (compile, "
              "instrument, link); *irs cc + verify s*: the wall time of both commands; peers' *s*: the wall time of "

@@ -1225,7 +1225,7 @@ fn spin_verdict(s: &Scheduler) -> Option<SpinEnd> {
     if spinners.is_empty() {
         return None;
     }
-    if spinners.iter().any(|&t| !s.threads[t].spin.repeat_unwritten(&s.writes)) {
+    if spinners.iter().any(|&t| !s.threads[t].spin.unwritten_since_last(&s.writes)) {
         return Some(SpinEnd::Discarded);
     }
     // Where each thread spins, then what the others wait for.

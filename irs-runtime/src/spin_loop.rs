@@ -183,10 +183,9 @@ impl ThreadSpin {
     }
 
 
-    /// After a repeated iteration (which is `previous` now): has nothing it read been written
-    /// since it began? (The thread itself has ended the process since: only the others' writes
-    /// count.)
-    pub fn repeat_unwritten(&self, writes: &Writes) -> bool {
+    /// After an iteration that only read (which is `previous` now): has nothing it read been
+    /// written since it began? (The thread has halted since: only the others' writes count.)
+    pub fn unwritten_since_last(&self, writes: &Writes) -> bool {
         self.previous.as_ref().is_some_and(|(p, began)| !writes.written_since(p, *began))
     }
 
@@ -252,13 +251,13 @@ mod tests {
         assert_eq!(t.waiting_since(), Some(0));
         t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
         assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: false }, "an iteration that only read");
-        assert!(t.spinning(&w) && t.repeat_unwritten(&w));
+        assert!(t.spinning(&w) && t.unwritten_since_last(&w));
         t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
         assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: true }, "the second iteration repeats the first");
         assert!(t.spinning(&w), "and nothing it read was written since it began");
         // A write by another thread to the word: not spinning any more.
         w.wrote(a, 4);
-        assert!(!t.spinning(&w) && !t.repeat_unwritten(&w));
+        assert!(!t.spinning(&w) && !t.unwritten_since_last(&w));
         // An iteration with a write is not pure.
         t.observe(EventKind::Access(AccessKind::Store), Some(2), a, 4);
         assert_eq!(t.waiting_since(), None);

@@ -41,8 +41,8 @@ pub enum SiteKind {
     /// Condition variables, semaphores, rwlocks, barriers, `pthread_once`: built by the runtime
     /// from locks and choices (issue 20; `shared_proto::sync_object`).
     Sync,
-    /// The header of a loop the runtime watches for an iteration that only repeats the one
-    /// before (issue 20: spin-waits).
+    /// The header of a loop the runtime watches for an iteration that only reads (issue 20:
+    /// spin-waits).
     SpinLoop,
 }
 
