@@ -15,7 +15,8 @@
 //! `spin`: flags set, set on a value read, never set, or set after spinning oneself), the held-out
 //! spin-wait programs of `tests/programs/sync/` (written without the tool), the oracle's
 //! `tests/verify_programs/spin_*.c`, and the IRS paper's busy-waiting programs with one round.
-//! `IRS_SPIN_SEEDS=N` checks N generated programs (default 48).
+//! `IRS_SPIN_SEEDS=N` checks N generated programs (default 48); `IRS_SPIN_KEEP=DIR` keeps their
+//! sources there (for running other builds of irs on them).
 
 mod common;
 #[path = "common/oracle.rs"]
@@ -76,6 +77,10 @@ fn cases(dir: &Path) -> Vec<Case> {
         if g.features.has("spin") {
             let src = dir.join(format!("seed_{seed}.c"));
             std::fs::write(&src, &g.source).unwrap();
+            if let Some(keep) = std::env::var_os("IRS_SPIN_KEEP") {
+                std::fs::create_dir_all(&keep).unwrap();
+                std::fs::write(Path::new(&keep).join(format!("seed_{seed}.c")), &g.source).unwrap();
+            }
             v.push(Case { name: format!("seed_{seed}"), source: src, flags: vec![] });
             found += 1;
         }

@@ -316,7 +316,11 @@ pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, so
         }
     }
 
-    // Phase 2: rewrite, with an instrumented twin for every function that can have one.
+    // Phase 2: rewrite, with an instrumented twin for every function that can have one. A
+    // loop's marks first: the instruction a header mark goes before (the header's first) may be
+    // a call another action replaces (a routed `pthread_mutex_trylock`), which would leave the
+    // mark's action with an erased instruction.
+    planner.actions.sort_by_key(|a| !matches!(a, Action::Loop { .. }));
     let versioned = versioning::versionable_functions(module);
     let build_err = |detail: String| PassError::Build { module: source.to_string(), detail };
     if versioned.is_empty() {

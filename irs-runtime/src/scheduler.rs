@@ -625,7 +625,7 @@ fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical
             let k = th.next_k;
             th.next_k += 1;
             th.atomic_open += 1;
-            th.spin.observe(EventKind::Atomic, site.map(|x| x.0), addr, size);
+            th.spin.observe(EventKind::Atomic, site.map(|x| x.0), addr, size, &s.writes);
             if let EventKind::Access(k) = kind {
                 if k.writes() {
                     s.writes.wrote(addr, size);
@@ -667,12 +667,13 @@ pub fn done() -> EventKind {
         }
         let k = s.threads[me].next_k;
         s.threads[me].next_k += 1;
-        if let EventKind::Access(a) = op.kind {
-            if a.writes() {
-                s.writes.wrote(op.addr, op.size);
-            }
+        match op.kind {
+            EventKind::Access(a) if a.writes() => s.writes.wrote(op.addr, op.size),
+            // What a failed trylock read (`spin_loop`: it is a read of the mutex) changes.
+            EventKind::Lock | EventKind::TryLock | EventKind::Unlock => s.writes.wrote(op.addr, 1),
+            _ => {}
         }
-        s.threads[me].spin.observe(op.kind, op.site.map(|x| x.0), op.addr, op.size);
+        s.threads[me].spin.observe(op.kind, op.site.map(|x| x.0), op.addr, op.size, &s.writes);
         (s.buffer.event(&op, k), op.kind)
     });
     if !recorded {
@@ -1217,7 +1218,7 @@ pub fn loop_head(site: u64) {
 
 /// How an execution in which threads halted in watched loops ends (`spin_loop`), when nothing
 /// can move any more: `None` when no thread spins; discarded when some spinning thread's reads
-/// were written since its iteration began (it would have moved: that is explored where the
+/// were written after it read them (it would have moved: that is explored where the
 /// write comes before its reads); otherwise the program hangs, a livelock, and the report
 /// says where each thread spins or waits.
 fn spin_verdict(s: &Scheduler) -> Option<SpinEnd> {

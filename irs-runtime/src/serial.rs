@@ -277,9 +277,16 @@ pub fn access_done() {
     if kind.writes() {
         s.writes.wrote(addr, size);
     }
-    if let Some(sp) = spin_of(&mut s, me) {
-        sp.observe(EventKind::Access(kind), Some(site), addr, size);
+    observe(&mut s, me, EventKind::Access(kind), Some(site), addr, size);
+}
+
+/// Thread `me` performed an operation (`ThreadSpin::observe`).
+fn observe(s: &mut State, me: u32, kind: EventKind, site: Option<u64>, addr: u64, size: u32) {
+    let i = me as usize;
+    if s.spin.len() <= i {
+        s.spin.resize_with(i + 1, ThreadSpin::default);
     }
+    s.spin[i].observe(kind, site, addr, size, &s.writes);
 }
 
 fn spin_of(s: &mut State, me: u32) -> Option<&mut ThreadSpin> {
@@ -297,9 +304,7 @@ fn note_other() {
     }
     if let Some(me) = SID.with(|c| c.get()) {
         let mut s = STATE.lock();
-        if let Some(sp) = spin_of(&mut s, me) {
-            sp.observe(EventKind::Create, None, 0, 0);
-        }
+        observe(&mut s, me, EventKind::Create, None, 0, 0);
     }
 }
 

@@ -31,12 +31,20 @@
 use shared_proto::{AccessKind, EventKind};
 use std::collections::HashMap;
 
-/// One read of an iteration: the instruction, the address, the value read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One read of an iteration: the instruction, the address, the value read, and the write count
+/// when it read (not part of what makes two iterations the same).
+#[derive(Clone, Copy, Debug)]
 struct Read {
     site: u64,
     addr: u64,
     value: u64,
+    at: u64,
+}
+
+impl PartialEq for Read {
+    fn eq(&self, o: &Read) -> bool {
+        (self.site, self.addr, self.value) == (o.site, o.addr, o.value)
+    }
 }
 
 /// An iteration longer than this is not compared (it is not a spin-wait's).
@@ -61,8 +69,8 @@ pub struct ThreadSpin {
     /// The iteration so far wrote nothing and did nothing else that changes state.
     pure: bool,
     reads: Vec<Read>,
-    /// The previous iteration of `current`, when it was pure; and the write count when it began.
-    previous: Option<(Vec<Read>, u64)>,
+    /// The previous iteration of `current`, when it was pure.
+    previous: Option<Vec<Read>>,
     /// The write count when the current iteration began.
     began: u64,
     /// Iterations in a row of `current` that only read.
@@ -91,10 +99,11 @@ impl Writes {
         }
     }
 
-    /// Has any word of these reads been written after count `since`?
-    fn written_since(&self, reads: &[Read], since: u64) -> bool {
+    /// Has any word of these reads been written after it was read (so that reading it again
+    /// could give another value)?
+    fn written_after(&self, reads: &[Read]) -> bool {
         let Some(map) = &self.last else { return false };
-        reads.iter().any(|r| map.get(&(r.addr / 4)).is_some_and(|&c| c > since))
+        reads.iter().any(|r| map.get(&(r.addr / 4)).is_some_and(|&c| c > r.at))
     }
 }
 
@@ -129,10 +138,10 @@ impl ThreadSpin {
         writes.last.get_or_insert_with(HashMap::new);
         let mut done = Iteration::None;
         if self.current == Some(site) && self.pure && self.reads.len() <= MAX_READS {
-            let repeats = self.previous.as_ref().is_some_and(|(p, _)| *p == self.reads);
+            let repeats = self.previous.as_ref().is_some_and(|p| *p == self.reads);
             done = Iteration::Pure { repeats };
             self.pure_run += 1;
-            self.previous = Some((std::mem::take(&mut self.reads), self.began));
+            self.previous = Some(std::mem::take(&mut self.reads));
         } else {
             if self.current == Some(site) {
                 done = Iteration::Impure;
@@ -155,13 +164,14 @@ impl ThreadSpin {
 
     /// The thread performed an operation: a read is remembered, anything else makes the
     /// iteration impure (a failed trylock changes nothing, like a read).
-    pub fn observe(&mut self, kind: EventKind, site: Option<u64>, addr: u64, size: u32) {
+    pub fn observe(&mut self, kind: EventKind, site: Option<u64>, addr: u64, size: u32, writes: &Writes) {
+        let at = writes.count;
         if self.current.is_none() || !self.pure {
             return;
         }
         let read = match kind {
-            EventKind::Access(AccessKind::Load | AccessKind::AtomicLoad) => Read { site: site.unwrap_or(0), addr, value: value_at(addr, size) },
-            EventKind::TryLockFail => Read { site: site.unwrap_or(0), addr, value: 0 },
+            EventKind::Access(AccessKind::Load | AccessKind::AtomicLoad) => Read { site: site.unwrap_or(0), addr, value: value_at(addr, size), at },
+            EventKind::TryLockFail => Read { site: site.unwrap_or(0), addr, value: 0, at },
             _ => {
                 self.pure = false;
                 return;
@@ -177,16 +187,17 @@ impl ThreadSpin {
     /// Would the thread, left to run, only repeat its last iteration? Its last iteration was
     /// pure, the current one is pure and has read so far what that one read (a read that
     /// differed would have taken it elsewhere, out of the loop say), and nothing the last
-    /// iteration read has been written since it began.
+    /// iteration read has been written after it read it.
     pub fn spinning(&self, writes: &Writes) -> bool {
-        self.pure && self.previous.as_ref().is_some_and(|(p, began)| p.starts_with(&self.reads) && !writes.written_since(p, *began))
+        self.pure && self.previous.as_ref().is_some_and(|p| p.starts_with(&self.reads) && !writes.written_after(p))
     }
 
 
-    /// After an iteration that only read (which is `previous` now): has nothing it read been
-    /// written since it began? (The thread has halted since: only the others' writes count.)
+    /// After an iteration that only read (which is `previous` now): has no word it read been
+    /// written after it read it? Then the iteration would read the same again. (The thread has
+    /// halted since: only the others' writes count.)
     pub fn unwritten_since_last(&self, writes: &Writes) -> bool {
-        self.previous.as_ref().is_some_and(|(p, began)| !writes.written_since(p, *began))
+        self.previous.as_ref().is_some_and(|p| !writes.written_after(p))
     }
 
     /// How many iterations in a row of the loop it is in only read (`--spin-bound`).
@@ -249,17 +260,17 @@ mod tests {
         t.enter();
         assert_eq!(t.head(7, &mut w), Iteration::None);
         assert_eq!(t.waiting_since(), Some(0));
-        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
+        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4, &w);
         assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: false }, "an iteration that only read");
         assert!(t.spinning(&w) && t.unwritten_since_last(&w));
-        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4);
+        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4, &w);
         assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: true }, "the second iteration repeats the first");
-        assert!(t.spinning(&w), "and nothing it read was written since it began");
+        assert!(t.spinning(&w), "and nothing it read was written after it read it");
         // A write by another thread to the word: not spinning any more.
         w.wrote(a, 4);
         assert!(!t.spinning(&w) && !t.unwritten_since_last(&w));
         // An iteration with a write is not pure.
-        t.observe(EventKind::Access(AccessKind::Store), Some(2), a, 4);
+        t.observe(EventKind::Access(AccessKind::Store), Some(2), a, 4, &w);
         assert_eq!(t.waiting_since(), None);
         assert_eq!(t.head(7, &mut w), Iteration::Impure);
         assert_eq!(t.head(7, &mut w), Iteration::Pure { repeats: false }, "after an impure iteration, nothing to compare with");
