@@ -114,11 +114,16 @@ pub fn overhead(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Report, BenchError> {
     let mut ex = executor(program, args, Options::default())?;
-    let first = ex.run_with_policy(&[], policy).map_err(ReplayError::from)?;
+    // A run in which a thread halts in a spin-wait is no first trace: then the run with the
+    // loops iterating and their read-only iterations left out (`Executor::run_complete`).
+    let first = match ex.run_complete(policy).map_err(ReplayError::from)? {
+        Some(x) => x,
+        None => {
+            let x = ex.run_with_policy(&[], policy).map_err(ReplayError::from)?;
+            return Err(BenchError::FirstRun(x.trace.outcome.to_string()));
+        }
+    };
     drop(ex);
-    if !matches!(first.trace.outcome, shared_proto::Outcome::Exit(_)) {
-        return Err(BenchError::FirstRun(first.trace.outcome.to_string()));
-    }
     let table = RequirementTable::from_trace(&first.trace);
     let total_constraints = table.constraints_within(&table.full_cut());
     std::fs::create_dir_all(work_dir).map_err(|e| BenchError::Io(format!("{}: {e}", work_dir.display())))?;

@@ -307,9 +307,10 @@ fn verify_inner(
             // then left out (`Policy::Anchor`); then random schedules. Either must end correctly
             // when run as the exploration runs it.
             let exits = |x: &irs_verifier::executor::Execution| matches!(x.outcome(), Outcome::Exit(_));
-            let spun = ex.run_with_policy(&[], irs_verifier::executor::Policy::Anchor).ok().filter(exits).map(|x| x.schedule_without_read_only());
-            let found = spun
-                .and_then(|s| ex.run(&s).ok().filter(exits))
+            let found = ex
+                .run_complete(irs_verifier::executor::Policy::Default)
+                .ok()
+                .flatten()
                 .or_else(|| (0..ANCHOR_TRIES).take_while(|_| started.elapsed() < ANCHOR_TIME).find_map(|seed| ex.run_random(&[], seed).ok().filter(exits)));
             match found {
                 Some(x) => {

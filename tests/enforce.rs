@@ -201,6 +201,21 @@ fn bench_overhead_measures_every_constraint_count() {
     assert!(max("round-robin") > max("default"), "{csv}");
 }
 
+/// Dekker's first run under either policy halts a thread in a spin-wait (no first trace); the
+/// run with its loops iterating, their read-only iterations left out, is a complete one.
+#[test]
+fn bench_overhead_takes_a_first_trace_in_which_no_thread_halts_in_a_spin_wait() {
+    let d = scratch("enforce/bench_spin");
+    let src = repo().join("benchmarks/irs_paper/dekker.c");
+    plain_cc(&d, &["-O2", "-pthread", "-o", "dekker.plain", src.to_str().unwrap()]).unwrap();
+    irs_cc(&d, &["-O2", "-pthread", "-o", "dekker", src.to_str().unwrap()]).unwrap();
+    for policy in ["default", "round-robin"] {
+        let o = irs_in(&d, &["bench", "overhead", "--plain", "./dekker.plain", "--runs", "2", "--points", "2", "--policy", policy, "--", "./dekker"]);
+        assert!(o.status.success(), "{policy}: {}", o.stderr);
+        assert!(o.stdout.contains(&format!("### dekker ({policy} first trace")), "{}", o.stdout);
+    }
+}
+
 #[test]
 fn prefixes_installed_as_shared_memory_segments() {
     let d = scratch("enforce/installed");

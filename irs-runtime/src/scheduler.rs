@@ -521,6 +521,17 @@ fn decide(me: usize) {
             None => match &mut s.policy {
                 Policy::Random(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
                 Policy::RoundRobin => enabled.iter().copied().find(|&t| t > me).unwrap_or(enabled[0]),
+                // As `Anchor` below, with round-robin's choices.
+                Policy::AnchorRoundRobin => {
+                    let moves = |t: &usize| !s.threads[*t].spin.spinning(&s.writes);
+                    match enabled.iter().copied().filter(moves).find(|&t| t > me).or_else(|| enabled.iter().copied().find(moves)) {
+                        Some(t) => t,
+                        None => {
+                            s.discarding = true;
+                            return Ok(Ok(Err(0)));
+                        }
+                    }
+                }
                 // A thread inside a watched loop runs last, and of several the one that has
                 // waited longest (`spin_loop`). `Anchor`: loops iterate (see `loop_head`), and a
                 // thread that would only repeat its last iteration with nothing it read written
@@ -1194,7 +1205,7 @@ pub fn loop_head(site: u64) {
         let done = s.threads[me].spin.head(site, &mut s.writes);
         let spins = s.threads[me].atomic_depth == 0 && matches!(done, Iteration::Pure { .. });
         let from = std::mem::replace(&mut s.threads[me].iteration_step, s.step);
-        if spins && matches!(s.policy, Policy::Anchor) {
+        if spins && s.policy.iterates() {
             // `Policy::Anchor`: the loop iterates; the iteration's steps are flagged, so that the
             // schedule without them is an execution in which the thread did not iterate.
             s.buffer.mark_read_only(me as u32, from);

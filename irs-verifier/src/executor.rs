@@ -431,6 +431,25 @@ impl Executor {
         self.request(schedule, Policy::Random(seed))
     }
 
+    /// A complete execution from `main` under `policy` whose threads never halt in a spin-wait:
+    /// the run under `policy` itself if it ends normally, else the run under its iterating
+    /// version (`Policy::iterating`) with its read-only iterations left out, if that one ends
+    /// normally when run again as a schedule. `None`: neither does.
+    pub fn run_complete(&mut self, policy: Policy) -> Result<Option<Execution>, ExecError> {
+        let exits = |x: &Execution| matches!(x.outcome(), Outcome::Exit(_));
+        let first = self.run_with_policy(&[], policy)?;
+        if exits(&first) {
+            return Ok(Some(first));
+        }
+        let Some(iterating) = policy.iterating() else { return Ok(None) };
+        let spun = self.run_with_policy(&[], iterating)?;
+        if !exits(&spun) {
+            return Ok(None);
+        }
+        let again = self.run(&spun.schedule_without_read_only())?;
+        Ok(exits(&again).then_some(again))
+    }
+
     /// Run one execution from `main` following `schedule`, then `policy`.
     pub fn run_with_policy(&mut self, schedule: &[ThreadId], policy: Policy) -> Result<Execution, ExecError> {
         self.from_main()?;

@@ -84,6 +84,26 @@ pub enum Policy {
     /// execution is discarded), and the steps of such iterations are flagged `read_only`. For
     /// finding a complete execution to anchor a published prefix on.
     Anchor,
+    /// `RoundRobin` with loops iterating and read-only iterations flagged, as `Anchor` is
+    /// `Default`'s (for `irs bench overhead`'s round-robin first trace).
+    AnchorRoundRobin,
+}
+
+impl Policy {
+    /// The same choices with watched loops iterating and their read-only iterations flagged
+    /// (`Anchor`), where there is such a policy.
+    pub fn iterating(self) -> Option<Policy> {
+        match self {
+            Policy::Default => Some(Policy::Anchor),
+            Policy::RoundRobin => Some(Policy::AnchorRoundRobin),
+            _ => None,
+        }
+    }
+
+    /// Do watched loops iterate under it (instead of halting the thread)?
+    pub fn iterates(self) -> bool {
+        matches!(self, Policy::Anchor | Policy::AnchorRoundRobin)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,6 +236,7 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
         Policy::Random(s) => (1, s),
         Policy::RoundRobin => (2, 0),
         Policy::Anchor => (3, 0),
+        Policy::AnchorRoundRobin => (4, 0),
     };
     body.extend_from_slice(&policy.to_le_bytes());
     body.extend_from_slice(&seed.to_le_bytes());
@@ -266,6 +287,7 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
         1 => Policy::Random(try_get64(body, 20)?),
         2 => Policy::RoundRobin,
         3 => Policy::Anchor,
+        4 => Policy::AnchorRoundRobin,
         _ => return None,
     };
     Some(RequestView { kind, timeout_ms: try_get64(body, 8)?, policy, body, len: n })
