@@ -520,25 +520,16 @@ fn decide(me: usize) {
             }
             None => match &mut s.policy {
                 Policy::Random(state) => enabled[(splitmix64(state) % enabled.len() as u64) as usize],
-                Policy::RoundRobin => enabled.iter().copied().find(|&t| t > me).unwrap_or(enabled[0]),
-                // As `Anchor` below, with round-robin's choices.
-                Policy::AnchorRoundRobin => {
-                    let moves = |t: &usize| !s.threads[*t].spin.spinning(&s.writes);
-                    match enabled.iter().copied().filter(moves).find(|&t| t > me).or_else(|| enabled.iter().copied().find(moves)) {
-                        Some(t) => t,
-                        None => {
-                            s.discarding = true;
-                            return Ok(Ok(Err(0)));
-                        }
-                    }
-                }
-                // A thread inside a watched loop runs last, and of several the one that has
-                // waited longest (`spin_loop`). `Anchor`: loops iterate (see `loop_head`), and a
-                // thread that would only repeat its last iteration with nothing it read written
-                // since does not run at all; when no other can, the run would spin for ever.
-                Policy::Default | Policy::Anchor => {
+                // `Default`: a thread inside a watched loop runs last, and of several the one
+                // that has waited longest (`spin_loop`). `RoundRobin`: the next thread by id.
+                // Their iterating versions (`Anchor`, `AnchorRoundRobin`): loops iterate (see
+                // `loop_head`), and a thread that would only repeat its last iteration with
+                // nothing it read written since does not run at all; when none other can, the
+                // run would spin for ever.
+                policy => {
+                    let policy = *policy;
                     let mut buf;
-                    let can = if matches!(s.policy, Policy::Anchor) {
+                    let can = if policy.iterates() {
                         buf = [0usize; MAX_THREADS];
                         let mut n = 0;
                         for &t in enabled.iter().filter(|&&t| !s.threads[t].spin.spinning(&s.writes)) {
@@ -553,6 +544,8 @@ fn decide(me: usize) {
                     if can.is_empty() {
                         s.discarding = true;
                         return Ok(Ok(Err(0)));
+                    } else if matches!(policy, Policy::RoundRobin | Policy::AnchorRoundRobin) {
+                        can.iter().copied().find(|&t| t > me).unwrap_or(can[0])
                     } else if can.contains(&me) && waits(me).is_none() {
                         me
                     } else {
@@ -1203,7 +1196,7 @@ pub fn loop_head(site: u64) {
     let spins = with(|s| {
         let me = s.current;
         let done = s.threads[me].spin.head(site, &mut s.writes);
-        let spins = s.threads[me].atomic_depth == 0 && matches!(done, Iteration::Pure { .. });
+        let spins = s.threads[me].atomic_depth == 0 && done == Iteration::Pure;
         let from = std::mem::replace(&mut s.threads[me].iteration_step, s.step);
         if spins && s.policy.iterates() {
             // `Policy::Anchor`: the loop iterates; the iteration's steps are flagged, so that the
