@@ -66,6 +66,9 @@ benchmarks/results/input_check/results.md.
 import argparse, datetime, json, os, random, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report_tail import finish_report  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CHUNKS_C = REPO / "tests/programs/inputs/chunks.c"
@@ -428,16 +431,7 @@ def main():
         md.append(f"| {var} | {c} | {base:.2f} | " + " | ".join(f"{med(whole[(var, c, n)]):.2f} | {med(whole[(var, c, n)]) / base:.2f}" for n in irss) + " |")
     md.append("\n## Notes\n")
     md += [f"- {n}" for n in notes]
-    md.append("\n## Problems (outputs that differ from plain, stderr output, failures)\n")
-    md += [f"- {p}" for p in problems[:50]] or ["- none"]
-    if len(problems) > 50:
-        md.append(f"- ... and {len(problems) - 50} more")
-    md.append("\n## Analysis\n\n(written by hand after the run)\n")
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(md) + "\n")
-    print("\n".join(md))
-    print(f"wrote {out}")
+    finish_report(md, problems, a.out, 50, "\n## Problems (outputs that differ from plain, stderr output, failures)\n")
 
 
 if __name__ == "__main__":

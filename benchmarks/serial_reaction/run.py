@@ -32,6 +32,9 @@ Standard library only; results go to benchmarks/results/serial_reaction/results.
 import argparse, datetime, os, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from report_tail import finish_report  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = REPO / "benchmarks/irs_paper"
 SPINNING = {"dekker", "peterson", "lamport"}
@@ -156,16 +159,7 @@ def main():
                 row.append(f"{m / pl:.2f}")
         md.append("| " + " | ".join(row) + " |")
     md.append("\nruns (first table): completed runs of plain / plain again / OFF / serialised.\n")
-    md.append("## Time-outs, outputs that differ from plain, failures\n")
-    md += [f"- {p}" for p in problems[:60]] or ["- none"]
-    if len(problems) > 60:
-        md.append(f"- ... and {len(problems) - 60} more")
-    md.append("\n## Analysis\n\n(written by hand after the run)\n")
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(md) + "\n")
-    print("\n".join(md))
-    print(f"wrote {out}")
+    finish_report(md, problems, a.out, 60, "## Time-outs, outputs that differ from plain, failures\n")
 
 
 if __name__ == "__main__":
