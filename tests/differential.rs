@@ -22,6 +22,9 @@
 //!   slice; `IRS_DIFF_FIRST=S` makes the first seed S (default 0; alone, it runs as many programs
 //!   as the slice from S). The long campaign (benchmarks/differential/run.py) runs this way.
 //! - `IRS_DIFF_JOBS=N`: programs checked at once (default 2).
+//! - `IRS_DIFF_SCENARIO=NAME`: every program gets the synchronisation scenario NAME (`rwlock`,
+//!   `cond`, `sem`, `once`, `barrier`, `recursive`, `spin`) and no other: a campaign on one
+//!   primitive (the slice's feature minimums are then not checked).
 //! - `IRS_DIFF_SOURCE=FILE.c` checks that C file instead of a generated program (one run; for
 //!   trying variants of a program that disagreed).
 //! - `IRS_DIFF_KEEP=DIR`: write every program's source (`seed_N.c`) and one JSON line per
@@ -121,7 +124,7 @@ fn seeds() -> (Vec<u64>, bool) {
         }
         _ if std::env::var("IRS_DIFF_SOURCE").is_ok() => (vec![first], false),
         _ if first != 0 => ((first..first + (SLICE.end - SLICE.start)).collect(), false),
-        _ => (SLICE.collect(), true),
+        _ => (SLICE.collect(), std::env::var_os("IRS_DIFF_SCENARIO").is_none()),
     }
 }
 
@@ -144,7 +147,8 @@ fn json_str(s: &str) -> String {
 /// Generate, build and check the program of `seed` (or, with `IRS_DIFF_SOURCE`, that file).
 fn check_seed(seed: u64, dir: &Path, keep: Option<&Path>) -> Outcome {
     let start = Instant::now();
-    let mut g = program_gen::generate(seed);
+    let opts = program_gen::GenOptions { scenario: std::env::var("IRS_DIFF_SCENARIO").ok().filter(|v| !v.is_empty()), ..Default::default() };
+    let mut g = program_gen::generate_with(seed, &opts);
     if let Ok(file) = std::env::var("IRS_DIFF_SOURCE") {
         g.source = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("IRS_DIFF_SOURCE={file}: {e}"));
         g.features = Default::default();

@@ -241,3 +241,68 @@ fn serialised_runs_with_blocking_operations_are_deterministic() {
         Ok(())
     });
 }
+
+/// An rwlock reader's slot (the internal lock a read acquisition takes) is a function of the
+/// thread's creation path, the same in EXPLORE and in production runs: the verified trace and a
+/// recorded run name every thread's internal objects alike, though their thread ids differ (the
+/// nested child is created at a different point). Readers of different slots use different
+/// locks, readers of one slot the same.
+#[test]
+fn rwlock_reader_slots_are_named_alike_in_explore_and_in_recorded_runs() {
+    use shared_proto::{sync_object, ObjectRef, Trace};
+    use std::collections::BTreeMap;
+    let d = scratch("sync_primitives/reader_slots");
+    let src = d.join("readers.c");
+    std::fs::write(
+        &src,
+        r#"#include <pthread.h>
+pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+void *reader(void *p) { pthread_rwlock_rdlock(&l); pthread_rwlock_unlock(&l); return p; }
+void *parent(void *p) { pthread_t b; pthread_create(&b, 0, reader, 0); pthread_join(b, 0); return p; }
+int main(void) {
+  pthread_t t[5];
+  pthread_create(&t[0], 0, parent, 0);
+  for (int i = 1; i < 5; i++) pthread_create(&t[i], 0, reader, 0);
+  pthread_rwlock_wrlock(&l);
+  pthread_rwlock_unlock(&l);
+  for (int i = 0; i < 5; i++) pthread_join(t[i], 0);
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "readers", src.to_str().unwrap()]).unwrap_or_else(|e| panic!("{e}"));
+    let exe = d.join("readers");
+    let rec = d.join("rec.trace");
+    let exp = d.join("exp.trace");
+    run(Command::new(irs()).arg("record").arg("--out").arg(&rec).arg("--").arg(&exe), None, T).unwrap_or_else(|e| panic!("{e}"));
+    run(Command::new(irs()).args(["replay", "--schedule-default", "--trace-out"]).arg(&exp).arg("--").arg(&exe), None, T).unwrap_or_else(|e| panic!("{e}"));
+    // Per thread, by creation path: the tags of the internal objects its events lock, in order.
+    let tags = |path: &Path| -> BTreeMap<Vec<u32>, Vec<u16>> {
+        let t = Trace::read(path).unwrap_or_else(|e| panic!("{e}"));
+        let mut paths: Vec<Vec<u32>> = Vec::new();
+        for info in &t.threads {
+            let mut p = info.parent.map(|q| paths[q.index()].clone()).unwrap_or_default();
+            if info.parent.is_some() {
+                p.push(info.nth_child);
+            }
+            paths.push(p);
+        }
+        let mut out: BTreeMap<Vec<u32>, Vec<u16>> = BTreeMap::new();
+        for e in &t.events {
+            if let ObjectRef::Mutex { addr, .. } = e.object {
+                if let Some((_, tag)) = sync_object::decode(addr) {
+                    out.entry(paths[e.tid.index()].clone()).or_default().push(tag);
+                }
+            }
+        }
+        out
+    };
+    let (recorded, explored) = (tags(&rec), tags(&exp));
+    assert_eq!(recorded, explored, "the threads' internal objects differ between a recorded run and EXPLORE");
+    // Main's children 1-4 (readers) and the nested reader: slots 2, 3, 0, 1 and 2.
+    let slot_of = |p: &[u32]| explored[p].iter().map(|&t| (0..sync_object::RWLOCK_SLOTS).find(|&s| sync_object::rwlock_slot_lock(s) == t).expect("a reader slot's lock")).collect::<std::collections::BTreeSet<_>>();
+    let slots: Vec<_> = [vec![1], vec![2], vec![3], vec![4], vec![0, 0]].iter().map(|p| slot_of(p)).collect();
+    let expected: Vec<std::collections::BTreeSet<u16>> = [2, 3, 0, 1, 2].iter().map(|&s| [s].into()).collect();
+    assert_eq!(slots, expected);
+}

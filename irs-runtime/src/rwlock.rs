@@ -1,33 +1,51 @@
-//! Read-write locks (issue 20): the holders (a writer, or a count of readers) under the
-//! rwlock's internal lock, and an internal condition variable (`condvar`, `RWLOCK_COND`) that
-//! blocked lockers wait on; the same in every mode but OFF. A reader gets in whenever no writer
-//! holds it (readers are preferred, as glibc's default is; a waiting writer does not keep new
-//! readers out, which allows every order a writer-preferring lock allows and more), a writer
-//! whenever nobody holds it; every unlock wakes every waiter, who check again. The owner of the
-//! write lock gets `EDEADLK` locking again; the try variants `EBUSY`, the timed ones
-//! `ETIMEDOUT` wherever they would wait (EXPLORE: at any moment).
+//! Read-write locks (issue 20), the same in every mode but OFF, built from internal locks and
+//! internal condition variables (`condvar`) so that two read acquisitions commute (DESIGN §3,
+//! "reads commute"):
 //!
-//! Two read acquisitions are ordered here: both are events on the internal lock, so the
-//! exploration tells apart executions that differ only in the order of two readers (more
-//! executions than needed, the same behaviours; DESIGN §3's "reads commute" refinement would
-//! remove them).
+//! - The holders are split over `RWLOCK_SLOTS` *reader slots*, each with its own internal lock:
+//!   a reader counts itself in the slot of its thread (`sync_object::reader_slot` of its name by
+//!   creation path, the same in every execution and mode), under that slot's lock only; a
+//!   writer takes every slot's lock, in order, to check that no reader is counted anywhere and
+//!   to set or clear itself as the writer. Two read acquisitions (or releases) by threads of
+//!   different slots touch no common object: the exploration does not order them. Two threads
+//!   of one slot are ordered (a sound over-approximation: more executions, the same behaviours);
+//!   `main`'s first three children and `main` have slots of their own.
+//! - A reader gets in whenever no writer holds the lock (readers are preferred, as glibc's
+//!   default is; a waiting writer does not keep new readers out, which allows every order a
+//!   writer-preferring lock allows and more), a writer whenever nobody holds it. The owner of
+//!   the write lock gets `EDEADLK` locking again; the try variants `EBUSY`, the timed ones
+//!   `ETIMEDOUT` wherever they would wait (EXPLORE: at any moment).
+//! - Waiting: a reader that finds a writer waits on its slot's condition variable
+//!   (`rwlock_slot_cond`, under its slot's lock); the writer's unlock, which holds every slot,
+//!   wakes them. A writer that cannot get in counts itself as waiting (in every slot, holding
+//!   them all), releases the other slots and waits on the writers' condition variable
+//!   (`RWLOCK_COND`) under slot 0's lock; a reader whose release empties its slot while writers
+//!   wait wakes them there (after releasing its own slot, in the order writers take the slots),
+//!   and so does a writer's unlock. Every waker is on the list before the waiters' count it read
+//!   could change, so no wake-up is lost.
 
 use crate::condvar;
 use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
 use parking_lot::Mutex;
-use shared_proto::sync_object::{RWLOCK_COND, RWLOCK_LOCK};
+use shared_proto::sync_object::{reader_slot, rwlock_slot_cond, rwlock_slot_lock, RWLOCK_COND, RWLOCK_SLOTS};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 
+const SLOTS: usize = RWLOCK_SLOTS as usize;
+
 #[derive(Default, Clone, Copy)]
 struct Holders {
-    /// The writer's number (`sync_ops::me`).
+    /// The writer's number (`sync_ops::me`): set and cleared holding every slot.
     writer: Option<u32>,
-    readers: u32,
+    /// Readers counted in each slot, changed under that slot's lock.
+    readers: [u32; SLOTS],
+    /// Writers waiting on `RWLOCK_COND`: changed holding every slot.
+    writers_waiting: u32,
 }
 
-/// Each rwlock's holders, by address; read and changed under its internal lock only.
+/// Each rwlock's holders, by address; read and changed under its internal locks only (see
+/// `Holders`); the Rust lock only guards the table.
 static RWLOCKS: Mutex<Option<HashMap<u64, Holders>>> = Mutex::new(None);
 
 fn with_holders<R>(r: *mut libc::pthread_rwlock_t, f: impl FnOnce(&mut Holders) -> R) -> R {
@@ -35,8 +53,34 @@ fn with_holders<R>(r: *mut libc::pthread_rwlock_t, f: impl FnOnce(&mut Holders) 
     f(t.get_or_insert_with(HashMap::new).entry(r as u64).or_default())
 }
 
-fn lock_of(r: *mut libc::pthread_rwlock_t) -> Obj {
-    sync_ops::internal(r as *const c_void, RWLOCK_LOCK)
+fn slot_lock(r: *mut libc::pthread_rwlock_t, slot: usize) -> Obj {
+    sync_ops::internal(r as *const c_void, rwlock_slot_lock(slot as u16))
+}
+
+/// The calling thread's reader slot.
+fn my_slot() -> usize {
+    reader_slot(sync_ops::my_name()) as usize
+}
+
+/// Lock the slots `from..` in order (a writer; slot 0 first, as every writer takes them).
+fn lock_slots(r: *mut libc::pthread_rwlock_t, from: usize, site: u64) {
+    for s in from..SLOTS {
+        sync_ops::lock(slot_lock(r, s), site);
+    }
+}
+
+/// Unlock the slots `from..`, last first.
+fn unlock_slots(r: *mut libc::pthread_rwlock_t, from: usize, site: u64) {
+    for s in (from..SLOTS).rev() {
+        sync_ops::unlock(slot_lock(r, s), site);
+    }
+}
+
+/// Wake the writers waiting on `RWLOCK_COND` (slot 0's lock held).
+fn wake_writers(r: *mut libc::pthread_rwlock_t, site: u64) {
+    if condvar::has_waiters(r as *const c_void, RWLOCK_COND) {
+        condvar::wake(r as *const c_void, RWLOCK_COND, site, true);
+    }
 }
 
 /// How a locker waits when it cannot get in.
@@ -47,36 +91,110 @@ enum Mode {
     Timed(Option<std::time::Duration>),
 }
 
-fn acquire(r: *mut libc::pthread_rwlock_t, write: bool, mode: Mode, site: u64) -> c_int {
-    let l = lock_of(r);
+fn read_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int {
+    let slot = my_slot();
+    let l = slot_lock(r, slot);
+    let cond = rwlock_slot_cond(slot as u16);
     let me = sync_ops::me();
     sync_ops::lock(l, site);
     let rc = loop {
-        let h = with_holders(r, |h| *h);
-        if h.writer == Some(me) {
+        let writer = with_holders(r, |h| h.writer);
+        if writer == Some(me) {
             break libc::EDEADLK;
         }
-        let free = if write { h.writer.is_none() && h.readers == 0 } else { h.writer.is_none() };
-        if free {
-            with_holders(r, |h| if write { h.writer = Some(me) } else { h.readers += 1 });
+        if writer.is_none() {
+            with_holders(r, |h| h.readers[slot] += 1);
             break 0;
         }
         match mode {
             Mode::Try => break libc::EBUSY,
             Mode::Wait => {
-                condvar::wait(r as *const c_void, RWLOCK_COND, l, site, None);
+                condvar::wait(r as *const c_void, cond, l, site, None);
             }
             Mode::Timed(left) => {
-                let timed_out = condvar::wait(r as *const c_void, RWLOCK_COND, l, site, Some(left)) == libc::ETIMEDOUT;
-                let h = with_holders(r, |h| *h);
-                let free = if write { h.writer.is_none() && h.readers == 0 } else { h.writer.is_none() };
-                if timed_out && !free {
+                let timed_out = condvar::wait(r as *const c_void, cond, l, site, Some(left)) == libc::ETIMEDOUT;
+                if timed_out && with_holders(r, |h| h.writer.is_some()) {
                     break libc::ETIMEDOUT;
                 }
             }
         }
     };
     sync_ops::unlock(l, site);
+    rc
+}
+
+fn write_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int {
+    let me = sync_ops::me();
+    let free = |h: &Holders| h.writer.is_none() && h.readers.iter().all(|&n| n == 0);
+    lock_slots(r, 0, site);
+    let rc = loop {
+        let h = with_holders(r, |h| *h);
+        if h.writer == Some(me) {
+            break libc::EDEADLK;
+        }
+        if free(&h) {
+            with_holders(r, |h| h.writer = Some(me));
+            break 0;
+        }
+        let limit = match mode {
+            Mode::Try => break libc::EBUSY,
+            Mode::Wait => None,
+            Mode::Timed(left) => Some(left),
+        };
+        with_holders(r, |h| h.writers_waiting += 1);
+        unlock_slots(r, 1, site);
+        let timed_out = condvar::wait(r as *const c_void, RWLOCK_COND, slot_lock(r, 0), site, limit) == libc::ETIMEDOUT;
+        lock_slots(r, 1, site);
+        with_holders(r, |h| h.writers_waiting -= 1);
+        if timed_out && !free(&with_holders(r, |h| *h)) {
+            break libc::ETIMEDOUT;
+        }
+    };
+    unlock_slots(r, 0, site);
+    rc
+}
+
+fn acquire(r: *mut libc::pthread_rwlock_t, write: bool, mode: Mode, site: u64) -> c_int {
+    if write { write_acquire(r, mode, site) } else { read_acquire(r, mode, site) }
+}
+
+fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
+    let me = sync_ops::me();
+    let slot = my_slot();
+    let l = slot_lock(r, slot);
+    sync_ops::lock(l, site);
+    if with_holders(r, |h| h.writer) == Some(me) {
+        // The writer: every slot, in order (its own slot's lock let go first).
+        sync_ops::unlock(l, site);
+        lock_slots(r, 0, site);
+        with_holders(r, |h| h.writer = None);
+        for s in 0..SLOTS {
+            let cond = rwlock_slot_cond(s as u16);
+            if condvar::has_waiters(r as *const c_void, cond) {
+                condvar::wake(r as *const c_void, cond, site, true);
+            }
+        }
+        wake_writers(r, site);
+        unlock_slots(r, 0, site);
+        return 0;
+    }
+    let (rc, wake) = with_holders(r, |h| {
+        if h.readers[slot] == 0 {
+            return (libc::EPERM, false);
+        }
+        h.readers[slot] -= 1;
+        (0, h.readers[slot] == 0 && h.writers_waiting > 0)
+    });
+    if wake && slot == 0 {
+        wake_writers(r, site);
+    }
+    sync_ops::unlock(l, site);
+    if wake && slot != 0 {
+        let l0 = slot_lock(r, 0);
+        sync_ops::lock(l0, site);
+        wake_writers(r, site);
+        sync_ops::unlock(l0, site);
+    }
     rc
 }
 
@@ -119,34 +237,16 @@ forwarded!(__irs_pthread_rwlock_timedwrlock, pthread_rwlock_timedwrlock, (abstim
 forwarded!(__irs_pthread_rwlock_clockrdlock, pthread_rwlock_clockrdlock, (clock: libc::clockid_t, abstime: *const libc::timespec), move |r, site| timed(r, false, clock, abstime, site));
 forwarded!(__irs_pthread_rwlock_clockwrlock, pthread_rwlock_clockwrlock, (clock: libc::clockid_t, abstime: *const libc::timespec), move |r, site| timed(r, true, clock, abstime, site));
 
-forwarded!(__irs_pthread_rwlock_unlock, libc::pthread_rwlock_unlock, (), |r, site| {
-    let l = lock_of(r);
-    let me = sync_ops::me();
-    sync_ops::lock(l, site);
-    let rc = with_holders(r, |h| {
-        if h.writer == Some(me) {
-            h.writer = None;
-            0
-        } else if h.readers > 0 {
-            h.readers -= 1;
-            0
-        } else {
-            libc::EPERM
-        }
-    });
-    if rc == 0 && condvar::has_waiters(r as *const c_void, RWLOCK_COND) {
-        condvar::wake(r as *const c_void, RWLOCK_COND, site, true);
-    }
-    sync_ops::unlock(l, site);
-    rc
-});
+forwarded!(__irs_pthread_rwlock_unlock, libc::pthread_rwlock_unlock, (), release);
 
 forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const libc::pthread_rwlockattr_t), |r, site| {
-    let l = lock_of(r);
-    sync_ops::lock(l, site);
+    lock_slots(r, 0, site);
     with_holders(r, |h| *h = Holders::default());
     condvar::reset(r as *const c_void, RWLOCK_COND);
-    sync_ops::unlock(l, site);
+    for s in 0..RWLOCK_SLOTS {
+        condvar::reset(r as *const c_void, rwlock_slot_cond(s));
+    }
+    unlock_slots(r, 0, site);
     0
 });
 

@@ -64,6 +64,8 @@ struct LogicalThread {
     nested: Vec<OpRecord>,
     next_k: u32,
     children: u32,
+    /// Its name by creation path (`sync_object::child_name`), the same in every execution.
+    name: u64,
     /// Its children, in creation order (the order the process's end kills threads in).
     kids: Vec<usize>,
     /// Threads whose exit is in this thread's history through joins and creations (a bit per
@@ -104,6 +106,7 @@ impl LogicalThread {
             nested: Vec::new(),
             next_k: 0,
             children: 0,
+            name: 0,
             kids: Vec::new(),
             known_done: 0,
             killed: false,
@@ -690,6 +693,11 @@ pub fn current() -> u32 {
     with(|s| s.current as u32)
 }
 
+/// The running logical thread's name by creation path (`sync_object::child_name`).
+pub fn current_name() -> u64 {
+    with(|s| s.threads[s.current].name)
+}
+
 impl Scheduler {
     /// Name `addr` by heap block or stack when it lies in one (DESIGN §3); an internal object of
     /// a primitive (`shared_proto::sync_object`) after the primitive's own logical address.
@@ -941,6 +949,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         let fiber = Fiber::new(stack, thread_main, child as *mut c_void);
         let mut th = LogicalThread::new(fiber, range, tls, Some((routine, arg)));
         th.known_done = s.threads[parent].known_done;
+        th.name = sync_object::child_name(s.threads[parent].name, nth);
         s.threads.push(th);
         s.threads[parent].kids.push(child);
         Some(parent)

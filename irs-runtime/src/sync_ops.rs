@@ -55,6 +55,12 @@ pub fn me() -> u32 {
     })
 }
 
+/// The calling thread's name by creation path (`sync_object::child_name`): the same in every
+/// execution and every mode, so that it may name an object (an rwlock's reader slot).
+pub fn my_name() -> u64 {
+    if explore() { scheduler::current_name() } else { crate::thread_state::name() }
+}
+
 /// The gate of waiter `who` (`me`), slot `slot`, in the condition variable `space` of the
 /// primitive at `base`: the lock a waiter blocks on until it is woken. In EXPLORE the gate is
 /// named logically, by its slot (one per thread that waits there, numbered by the order of

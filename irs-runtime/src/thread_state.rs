@@ -21,6 +21,10 @@ pub struct ThreadState {
     exited: Cell<bool>,
     pending: Cell<[Pending; MAX_PENDING]>,
     depth: Cell<usize>,
+    /// Its name by creation path (`sync_object::child_name`; `main`: 0), outside EXPLORE.
+    name: Cell<u64>,
+    /// Threads it has created so far, outside EXPLORE.
+    children: Cell<u32>,
 }
 
 thread_local! {
@@ -31,6 +35,8 @@ thread_local! {
             exited: Cell::new(false),
             pending: Cell::new([Pending { site: 0, addr: 0, info: 0 }; MAX_PENDING]),
             depth: Cell::new(0),
+            name: Cell::new(0),
+            children: Cell::new(0),
         }
     };
 }
@@ -53,6 +59,27 @@ pub fn next_k() -> u32 {
         let k = s.k.get();
         s.k.set(k + 1);
         k
+    })
+}
+
+/// The calling OS thread's name by creation path (outside EXPLORE; see `sync_ops::my_name`).
+pub fn name() -> u64 {
+    STATE.try_with(|s| s.name.get()).unwrap_or(0)
+}
+
+/// Take the calling thread's name (in a new thread, before its start routine).
+pub fn set_name(name: u64) {
+    STATE.with(|s| s.name.set(name));
+}
+
+/// The name of the next thread the calling thread creates; `created` counts it.
+pub fn child_name(created: bool) -> u64 {
+    STATE.with(|s| {
+        let n = s.children.get();
+        if created {
+            s.children.set(n + 1);
+        }
+        shared_proto::sync_object::child_name(s.name.get(), n)
     })
 }
 

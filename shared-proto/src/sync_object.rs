@@ -34,8 +34,43 @@ pub const PROGRAM_COND: CondSpace = CondSpace { lock: 0x0001, gate_base: 0x0100,
 pub const SEM_COND: CondSpace = CondSpace { lock: 0x0003, gate_base: 0x0200, what: "semaphore" };
 /// The condition variable inside a barrier (its waiters wait for the last thread).
 pub const BARRIER_COND: CondSpace = CondSpace { lock: 0x0005, gate_base: 0x0300, what: "barrier" };
-/// The condition variable inside an rwlock (its waiters wait for an unlock).
+/// The condition variable inside an rwlock that writers wait on (for the readers to leave, or
+/// the writer); guarded by the rwlock's first reader slot.
 pub const RWLOCK_COND: CondSpace = CondSpace { lock: 0x0007, gate_base: 0x0400, what: "rwlock" };
+
+/// An rwlock's reader slots (see [`reader_slot`]): a reader locks only its own slot, a writer
+/// all of them, so that read acquisitions by threads of different slots commute.
+pub const RWLOCK_SLOTS: u16 = 4;
+
+/// The lock of an rwlock's reader slot `slot` (slot 0's is [`RWLOCK_LOCK`], which also guards
+/// the writers' condition variable).
+pub fn rwlock_slot_lock(slot: u16) -> u16 {
+    if slot == 0 { RWLOCK_LOCK } else { RWLOCK_SLOT_LOCK_BASE + slot }
+}
+
+/// The condition variable the readers of slot `slot` wait on (for the writer to leave).
+pub fn rwlock_slot_cond(slot: u16) -> CondSpace {
+    CondSpace { lock: RWLOCK_SLOT_COND_BASE + slot, gate_base: RWLOCK_SLOT_GATE_BASE + slot * GATES, what: "rwlock" }
+}
+
+const RWLOCK_SLOT_LOCK_BASE: u16 = 0x0010;
+const RWLOCK_SLOT_COND_BASE: u16 = 0x0020;
+const RWLOCK_SLOT_GATE_BASE: u16 = 0x0800;
+
+/// A thread's name as a number, the same in every execution and every mode: `main` is 0, and
+/// the `nth` thread (from 0) that a thread named `parent` creates is `child_name(parent, nth)`:
+/// a function of the creation path, like the verifier's stable thread names, never of a
+/// run-local id (which depends on the order in which unrelated threads create threads). For
+/// `main`'s children it is `nth + 1`, so that [`reader_slot`] spreads them out.
+pub fn child_name(parent: u64, nth: u32) -> u64 {
+    parent.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(nth as u64 + 1)
+}
+
+/// The rwlock reader slot of the thread named `name` (`child_name`): main's children `0, 1, 2`
+/// get slots 1, 2, 3, main and its child 3 slot 0.
+pub fn reader_slot(name: u64) -> u16 {
+    (name % RWLOCK_SLOTS as u64) as u16
+}
 
 /// The lock on a semaphore's count.
 pub const SEM_LOCK: u16 = 0x0002;
@@ -47,6 +82,16 @@ pub const RWLOCK_LOCK: u16 = 0x0006;
 pub const ONCE_LOCK: u16 = 0x0008;
 
 const SPACES: [CondSpace; 4] = [PROGRAM_COND, SEM_COND, BARRIER_COND, RWLOCK_COND];
+
+/// Every condition space: the four above and the rwlock reader slots'.
+fn spaces() -> impl Iterator<Item = CondSpace> {
+    SPACES.into_iter().chain((0..RWLOCK_SLOTS).map(rwlock_slot_cond))
+}
+
+/// The reader slot whose lock `tag` is, if it is one.
+fn slot_of_lock(tag: u16) -> Option<u16> {
+    (0..RWLOCK_SLOTS).find(|&s| rwlock_slot_lock(s) == tag)
+}
 /// Gates per condition variable: one per thread (EXPLORE has at most 64).
 const GATES: u16 = 0x100;
 
@@ -65,7 +110,10 @@ pub fn decode(addr: u64) -> Option<(u64, u16)> {
 /// signal)"); `None` for a program's own mutex.
 pub fn describe(addr: u64) -> Option<String> {
     let (base, tag) = decode(addr)?;
-    for s in SPACES {
+    if let Some(slot) = slot_of_lock(tag) {
+        return Some(format!("the holders of rwlock {base:#x} (reader slot {slot})"));
+    }
+    for s in spaces() {
         if tag == s.lock {
             return Some(format!("the internal lock of {} {base:#x}", s.what));
         }
@@ -82,7 +130,6 @@ pub fn describe(addr: u64) -> Option<String> {
     Some(match tag {
         SEM_LOCK => format!("the count of semaphore {base:#x}"),
         BARRIER_LOCK => format!("the count of barrier {base:#x}"),
-        RWLOCK_LOCK => format!("the holders of rwlock {base:#x}"),
         ONCE_LOCK => format!("pthread_once control {base:#x} (its function runs)"),
         _ => format!("internal object {tag:#x} of {base:#x}"),
     })
@@ -91,7 +138,10 @@ pub fn describe(addr: u64) -> Option<String> {
 /// A short label for the internal object `tag` (after its primitive's name in traces:
 /// `c.gate[2]`, `s.count`).
 pub fn label(tag: u16) -> String {
-    for sp in SPACES {
+    if let Some(slot) = slot_of_lock(tag) {
+        return format!("holders[{slot}]");
+    }
+    for sp in spaces() {
         let short = match sp.what {
             "condition variable" => "cond",
             "semaphore" => "sem",
@@ -108,7 +158,6 @@ pub fn label(tag: u16) -> String {
     match tag {
         SEM_LOCK => "count".into(),
         BARRIER_LOCK => "count".into(),
-        RWLOCK_LOCK => "holders".into(),
         ONCE_LOCK => "once".into(),
         t => format!("internal-{t:#x}"),
     }
@@ -130,5 +179,20 @@ mod tests {
         assert!(describe(sub(c, SEM_COND.gate_base)).unwrap().contains("semaphore"));
         assert!(describe(sub(c, BARRIER_LOCK)).unwrap().contains("barrier"));
         assert_eq!(describe(c), None);
+    }
+
+    #[test]
+    fn main_s_first_children_read_in_slots_of_their_own() {
+        let kids: Vec<u16> = (0..3).map(|n| reader_slot(child_name(0, n))).collect();
+        assert_eq!(kids, [1, 2, 3]);
+        assert_eq!(reader_slot(0), 0);
+        assert_ne!(child_name(child_name(0, 0), 1), child_name(child_name(0, 1), 0));
+        let locks: Vec<u16> = (0..RWLOCK_SLOTS).map(rwlock_slot_lock).collect();
+        assert_eq!(locks[0], RWLOCK_LOCK);
+        let gates: Vec<u16> = (0..RWLOCK_SLOTS).map(|s| rwlock_slot_cond(s).gate_base).collect();
+        assert!(gates.iter().all(|&g| g > RWLOCK_COND.gate_base + GATES && g + GATES <= TAG_MASK as u16));
+        assert_eq!(label(rwlock_slot_lock(2)), "holders[2]");
+        assert!(describe(sub(0x1000, rwlock_slot_lock(0))).unwrap().contains("reader slot 0"));
+        assert_eq!(label(rwlock_slot_cond(1).gate_base + 5), "rwlock-gate[5]");
     }
 }

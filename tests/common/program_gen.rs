@@ -50,7 +50,7 @@
 //! byte for byte (checked on seeds 0–2999). The programs of the seeds that get one changed when
 //! the scenarios were added (after commit e07a7c6): about a third of every seed range, with
 //! `sync_percent` 35, so earlier campaigns' reports name other programs for those seeds.
-//! `GenOptions { sync_percent: 0 }` gives the earlier generator exactly.
+//! `GenOptions { sync_percent: 0, scenario: None }` gives the earlier generator exactly.
 //!
 //! Every program ends under every schedule, or ends in a deadlock or a livelock the runtime
 //! detects: there are no loops but a condition variable's predicate loop (it waits again only
@@ -88,17 +88,27 @@ pub const MAX_SYNC_ESTIMATE: u64 = 15_000;
 pub const SYNC_PERCENT: u32 = 35;
 
 /// What the generator may put in a program.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct GenOptions {
     /// Percentage of seeds whose program gets a synchronisation scenario (0: none, the generator
     /// before scenarios existed).
     pub sync_percent: u32,
+    /// Give every program this scenario (by its feature name: `cond`, `sem`, `once`, `barrier`,
+    /// `rwlock`, `recursive`, `spin`) and no other, for a campaign on one primitive.
+    pub scenario: Option<String>,
 }
 
 impl Default for GenOptions {
     fn default() -> GenOptions {
-        GenOptions { sync_percent: SYNC_PERCENT }
+        GenOptions { sync_percent: SYNC_PERCENT, scenario: None }
     }
+}
+
+/// The scenario of the feature name `name`.
+fn scenario_named(name: &str) -> Sync {
+    const NAMES: [&str; 7] = ["cond", "sem", "once", "barrier", "rwlock", "recursive", "spin"];
+    let i = NAMES.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no scenario `{name}` (one of {})", NAMES.join(", ")));
+    SYNCS[i]
 }
 
 /// A synchronisation scenario (see the module's documentation).
@@ -430,7 +440,9 @@ pub fn generate_with(seed: u64, opts: &GenOptions) -> Generated {
     // before scenarios existed.
     let mut srng = Rng::new(seed ^ SYNC_SALT);
     let mut syncs: Vec<Sync> = Vec::new();
-    if srng.chance(opts.sync_percent) {
+    if let Some(name) = &opts.scenario {
+        syncs.push(scenario_named(name));
+    } else if srng.chance(opts.sync_percent) {
         let k = if srng.chance(33) { 2 } else { 1 };
         while syncs.len() < k {
             let s = srng.pick(&SYNCS);
@@ -1239,8 +1251,13 @@ impl<'a> Gen<'a> {
             SemTake(usize),
             SemAdd,
             BarArrive(usize),
-            RwTry(bool, usize),
-            RwRelease,
+            /// Write or read (in its slot): taken when free, then jump.
+            RwTry(bool, usize, usize),
+            /// The writer's release; a reader's (its slot), which skips the writers' wake-up
+            /// (to the target) unless it emptied its slot while writers wait.
+            RwRelease(Option<(usize, usize)>),
+            /// A writer starts (true) or stops waiting.
+            WriterWaits(bool),
             OnceTest(usize),
             Discard,
         }
@@ -1251,12 +1268,21 @@ impl<'a> Gen<'a> {
         const BL: usize = 5;
         const RL: usize = 6;
         const OL: usize = 7;
-        const NOBJ: usize = 8;
+        const NOBJ: usize = 11;
         const QC: usize = 0;
         const QS: usize = 1;
         const QB: usize = 2;
-        const QR: usize = 3;
-        const NQ: usize = 4;
+        // The writers' queue, then the readers' of each slot.
+        const QW: usize = 3;
+        const NQ: usize = 8;
+        const SLOTS: usize = shared_proto::sync_object::RWLOCK_SLOTS as usize;
+        // An rwlock's reader slot `s`: its lock (slot 0's is RL), its readers' queue.
+        fn rl(s: usize) -> usize {
+            if s == 0 { RL } else { OL + s }
+        }
+        fn qr(s: usize) -> usize {
+            QW + 1 + s
+        }
         const FC: usize = 0;
         const FREE: u8 = u8::MAX;
         let n = self.threads.len();
@@ -1268,12 +1294,13 @@ impl<'a> Gen<'a> {
                 Op::IfFlag(f, _) => Op::IfFlag(f, to),
                 Op::SemTake(_) => Op::SemTake(to),
                 Op::BarArrive(_) => Op::BarArrive(to),
-                Op::RwTry(w, _) => Op::RwTry(w, to),
+                Op::RwTry(w, s, _) => Op::RwTry(w, s, to),
+                Op::RwRelease(Some((s, _))) => Op::RwRelease(Some((s, to))),
                 Op::OnceTest(_) => Op::OnceTest(to),
                 o => o,
             };
         }
-        fn count(sts: &[St], v: &mut Vec<Op>, end_ops: usize, handler_ops: usize, rec: &mut usize) {
+        fn count(sts: &[St], v: &mut Vec<Op>, end_ops: usize, handler_ops: usize, rec: &mut usize, slot: usize) {
             for s in sts {
                 match s {
                     St::Read { .. } | St::WriteConst { .. } | St::WriteLocal { .. } | St::Check { .. } | St::Publish => v.push(Op::Plain),
@@ -1282,17 +1309,17 @@ impl<'a> Gen<'a> {
                     St::AssertNe { .. } | St::AssertSumNe { .. } | St::Detach { .. } => {}
                     St::Lock { m, body } => {
                         v.push(Op::Lock(*m));
-                        count(body, v, end_ops, handler_ops, rec);
+                        count(body, v, end_ops, handler_ops, rec, slot);
                         v.push(Op::Unlock(*m));
                     }
                     // A trylock never blocks; taken as always succeeding, but holding nothing
                     // (so that others' locks are never blocked by it: more interleavings).
                     St::TryLock { body, .. } => {
                         v.push(Op::Plain);
-                        count(body, v, end_ops, handler_ops, rec);
+                        count(body, v, end_ops, handler_ops, rec, slot);
                         v.push(Op::Plain);
                     }
-                    St::If { body, .. } => count(body, v, end_ops, handler_ops, rec),
+                    St::If { body, .. } => count(body, v, end_ops, handler_ops, rec, slot),
                     St::EndIf { end, .. } => {
                         v.push(Op::Plain);
                         if end.ends_process(false) {
@@ -1313,7 +1340,7 @@ impl<'a> Gen<'a> {
                             let out = v.len();
                             patch(v, top + 1, out);
                         }
-                        count(body, v, end_ops, handler_ops, rec);
+                        count(body, v, end_ops, handler_ops, rec, slot);
                         v.push(Op::Unlock(*m));
                     }
                     St::CondSignal { m, broadcast, at, body } => {
@@ -1322,7 +1349,7 @@ impl<'a> Gen<'a> {
                             v.extend(signal);
                         }
                         v.push(Op::Lock(*m));
-                        count(body, v, end_ops, handler_ops, rec);
+                        count(body, v, end_ops, handler_ops, rec, slot);
                         v.push(Op::SetFlag(FC));
                         if *at == SignalAt::Under {
                             v.extend(signal);
@@ -1349,7 +1376,7 @@ impl<'a> Gen<'a> {
                         let got = v.len();
                         patch(v, take, got);
                         v.push(Op::Unlock(SL));
-                        count(body, v, end_ops, handler_ops, rec);
+                        count(body, v, end_ops, handler_ops, rec, slot);
                         if *post {
                             v.extend([Op::Lock(SL), Op::SemAdd, Op::Wake(QS, false), Op::Unlock(SL)]);
                         }
@@ -1375,22 +1402,70 @@ impl<'a> Gen<'a> {
                         patch(v, arrive + 2, end);
                         v.push(Op::Unlock(BL));
                     }
-                    St::RwLock { write, try_, body } => {
-                        v.push(Op::Lock(RL));
+                    // rwlock.rs: a reader locks its slot only; a writer every slot, in order.
+                    St::RwLock { write: false, try_, body } => {
+                        let l = rl(slot);
+                        v.push(Op::Lock(l));
                         let top = v.len();
-                        v.push(Op::RwTry(*write, 0));
+                        v.push(Op::RwTry(false, slot, 0));
                         let skip = if *try_ {
-                            v.extend([Op::Unlock(RL), Op::Jump(0)]);
+                            v.extend([Op::Unlock(l), Op::Jump(0)]);
                             Some(v.len() - 1)
                         } else {
-                            v.extend([Op::Enq(QR), Op::Unlock(RL), Op::Await(QR), Op::Plain, Op::Lock(RL), Op::Jump(top)]);
+                            v.extend([Op::Enq(qr(slot)), Op::Unlock(l), Op::Await(qr(slot)), Op::Plain, Op::Lock(l), Op::Jump(top)]);
                             None
                         };
                         let got = v.len();
                         patch(v, top, got);
-                        v.push(Op::Unlock(RL));
-                        count(body, v, end_ops, handler_ops, rec);
-                        v.extend([Op::Lock(RL), Op::RwRelease, Op::Wake(QR, true), Op::Unlock(RL)]);
+                        v.push(Op::Unlock(l));
+                        count(body, v, end_ops, handler_ops, rec, slot);
+                        v.push(Op::Lock(l));
+                        let release = v.len();
+                        v.push(Op::RwRelease(Some((slot, 0))));
+                        if slot == 0 {
+                            v.push(Op::Wake(QW, true));
+                        } else {
+                            v.extend([Op::Unlock(l), Op::Lock(RL), Op::Wake(QW, true), Op::Unlock(RL), Op::Jump(0)]);
+                        }
+                        let jump = v.len() - 1;
+                        let unlock = v.len();
+                        patch(v, release, unlock);
+                        v.push(Op::Unlock(l));
+                        if slot != 0 {
+                            let out = v.len();
+                            patch(v, jump, out);
+                        }
+                        if let Some(j) = skip {
+                            let end = v.len();
+                            patch(v, j, end);
+                        }
+                    }
+                    St::RwLock { write: true, try_, body } => {
+                        v.extend((0..SLOTS).map(|s| Op::Lock(rl(s))));
+                        let top = v.len();
+                        v.push(Op::RwTry(true, slot, 0));
+                        let skip = if *try_ {
+                            v.extend((0..SLOTS).rev().map(|s| Op::Unlock(rl(s))));
+                            v.push(Op::Jump(0));
+                            Some(v.len() - 1)
+                        } else {
+                            v.push(Op::WriterWaits(true));
+                            v.extend((1..SLOTS).rev().map(|s| Op::Unlock(rl(s))));
+                            v.extend([Op::Enq(QW), Op::Unlock(RL), Op::Await(QW), Op::Plain, Op::Lock(RL)]);
+                            v.extend((1..SLOTS).map(|s| Op::Lock(rl(s))));
+                            v.extend([Op::WriterWaits(false), Op::Jump(top)]);
+                            None
+                        };
+                        let got = v.len();
+                        patch(v, top, got);
+                        v.extend((0..SLOTS).rev().map(|s| Op::Unlock(rl(s))));
+                        count(body, v, end_ops, handler_ops, rec, slot);
+                        v.extend([Op::Lock(rl(slot)), Op::Unlock(rl(slot))]);
+                        v.extend((0..SLOTS).map(|s| Op::Lock(rl(s))));
+                        v.push(Op::RwRelease(None));
+                        v.extend((0..SLOTS).map(|s| Op::Wake(qr(s), true)));
+                        v.push(Op::Wake(QW, true));
+                        v.extend((0..SLOTS).rev().map(|s| Op::Unlock(rl(s))));
                         if let Some(j) = skip {
                             let end = v.len();
                             patch(v, j, end);
@@ -1401,7 +1476,7 @@ impl<'a> Gen<'a> {
                             v.push(Op::Lock(RM));
                         }
                         *rec += 1;
-                        count(body, v, end_ops, handler_ops, rec);
+                        count(body, v, end_ops, handler_ops, rec, slot);
                         if *unlock {
                             *rec -= 1;
                             if *rec == 0 {
@@ -1412,10 +1487,10 @@ impl<'a> Gen<'a> {
                     St::RecTry { body } => {
                         if *rec > 0 {
                             // The owner's: no operation.
-                            count(body, v, end_ops, handler_ops, rec);
+                            count(body, v, end_ops, handler_ops, rec, slot);
                         } else {
                             v.push(Op::Plain);
-                            count(body, v, end_ops, handler_ops, rec);
+                            count(body, v, end_ops, handler_ops, rec, slot);
                             v.push(Op::Plain);
                         }
                     }
@@ -1441,6 +1516,29 @@ impl<'a> Gen<'a> {
                 }
             }
         }
+        // Each thread's rwlock reader slot, from its name by creation path (rwlock.rs).
+        let mut names = vec![0u64; n];
+        fn creates(sts: &[St], out: &mut Vec<usize>) {
+            for s in sts {
+                if let St::Create { t } = s {
+                    out.push(*t);
+                }
+                if let Some(body) = s.body() {
+                    creates(body, out);
+                }
+            }
+        }
+        // (Passes until every creator's name is final: creators may come after their children.)
+        for _ in 0..n {
+            for th in &self.threads {
+                let mut kids = Vec::new();
+                creates(&th.body, &mut kids);
+                for (nth, c) in kids.into_iter().enumerate() {
+                    names[c] = shared_proto::sync_object::child_name(names[th.id], nth as u32);
+                }
+            }
+        }
+        let slots: Vec<usize> = names.iter().map(|&x| shared_proto::sync_object::reader_slot(x) as usize).collect();
         for th in &self.threads {
             let v = &mut ops[th.id];
             if th.heap == HeapVia::Global {
@@ -1450,7 +1548,7 @@ impl<'a> Gen<'a> {
                 v.push(Op::Plain); // hp = h
             }
             let mut rec = 0;
-            count(&th.body, v, n - 1, handler_ops, &mut rec);
+            count(&th.body, v, n - 1, handler_ops, &mut rec, slots[th.id]);
             v.push(Op::Plain); // the exit or the end
             if th.end.ends_process(th.id == 0) {
                 let h = if matches!(th.end, End::UnderscoreExit(_)) { 0 } else { handler_ops };
@@ -1480,7 +1578,8 @@ impl<'a> Gen<'a> {
             sem: u8,
             arrived: u8,
             writer: u8,
-            readers: u8,
+            readers: [u8; SLOTS],
+            writers_waiting: u8,
             once: bool,
         }
         struct Model<'m> {
@@ -1552,25 +1651,33 @@ impl<'a> Gen<'a> {
                                 x
                             }
                         }
-                        Op::RwTry(write, x) => {
-                            let free = st.writer == FREE && (!write || st.readers == 0);
+                        Op::RwTry(write, slot, x) => {
+                            let free = st.writer == FREE && (!write || st.readers.iter().all(|&r| r == 0));
                             if free {
                                 if write {
                                     st.writer = me;
                                 } else {
-                                    st.readers += 1;
+                                    st.readers[slot] += 1;
                                 }
                                 x
                             } else {
                                 p + 1
                             }
                         }
-                        Op::RwRelease => {
-                            if st.writer == me {
-                                st.writer = FREE;
+                        Op::RwRelease(None) => {
+                            st.writer = FREE;
+                            p + 1
+                        }
+                        Op::RwRelease(Some((slot, skip))) => {
+                            st.readers[slot] = st.readers[slot].saturating_sub(1);
+                            if st.readers[slot] == 0 && st.writers_waiting > 0 {
+                                p + 1
                             } else {
-                                st.readers = st.readers.saturating_sub(1);
+                                skip
                             }
+                        }
+                        Op::WriterWaits(w) => {
+                            st.writers_waiting = if w { st.writers_waiting + 1 } else { st.writers_waiting.saturating_sub(1) };
                             p + 1
                         }
                         Op::OnceTest(x) => {
@@ -1680,7 +1787,8 @@ impl<'a> Gen<'a> {
             sem: self.sem_init as u8,
             arrived: 0,
             writer: FREE,
-            readers: 0,
+            readers: [0; SLOTS],
+            writers_waiting: 0,
             once: false,
         };
         let mut memo: HashMap<State, u64> = HashMap::new();
