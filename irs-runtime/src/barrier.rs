@@ -8,18 +8,17 @@
 use crate::condvar;
 use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
+use crate::leaked_table::LeakedTable;
 use parking_lot::Mutex;
 use shared_proto::sync_object::{BARRIER_COND, BARRIER_LOCK};
-use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// Each barrier's (threads it waits for, arrivals so far, generation), by address; read and
-/// changed under its internal lock only.
-static BARRIERS: Mutex<Option<HashMap<u64, (u32, u32, u64)>>> = Mutex::new(None);
+/// changed under its internal lock only (the Rust lock is never contended).
+static BARRIERS: LeakedTable<Mutex<(u32, u32, u64)>> = LeakedTable::new();
 
 fn with_state<R>(b: *mut libc::pthread_barrier_t, f: impl FnOnce(&mut (u32, u32, u64)) -> R) -> R {
-    let mut t = BARRIERS.lock();
-    f(t.get_or_insert_with(HashMap::new).entry(b as u64).or_insert((0, 0, 0)))
+    f(&mut BARRIERS.get(b as u64).lock())
 }
 
 fn lock_of(b: *mut libc::pthread_barrier_t) -> Obj {

@@ -24,15 +24,15 @@
 //! rwlocks wait (their `CondSpace`).
 
 use crate::sync_ops::{self, Obj};
+use crate::leaked_table::LeakedTable;
 use parking_lot::Mutex;
 use shared_proto::sync_object::{CondSpace, PROGRAM_COND};
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::time::Duration;
 
 /// One condition variable's state. Read and changed only by a thread holding the condition
-/// variable's list lock (an event; or, for an internal one, its primitive's lock); the Rust lock
-/// only guards the table.
+/// variable's list lock (an event; or, for an internal one, its primitive's lock), so the Rust
+/// lock around it is never contended.
 #[derive(Default)]
 struct Waiters {
     /// Who waits, oldest first: a thread's number (`sync_ops::me`) and its gate.
@@ -55,11 +55,12 @@ impl Waiters {
     }
 }
 
-static WAITERS: Mutex<Option<HashMap<(u64, u16), Waiters>>> = Mutex::new(None);
+/// Each condition variable's waiters, by the name of its list lock (the Rust lock is never
+/// contended: see `Waiters`).
+static WAITERS: LeakedTable<Mutex<Waiters>> = LeakedTable::new();
 
 fn with_waiters<R>(base: *const c_void, space: CondSpace, f: impl FnOnce(&mut Waiters) -> R) -> R {
-    let mut t = WAITERS.lock();
-    f(t.get_or_insert_with(HashMap::new).entry((base as u64, space.lock)).or_default())
+    f(&mut WAITERS.get(shared_proto::sync_object::sub(base as u64, space.lock)).lock())
 }
 
 /// How long a timed wait may wait: `None` for an untimed one.

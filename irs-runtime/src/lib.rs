@@ -23,6 +23,7 @@ mod enforcer;
 mod explore_server;
 mod futex;
 mod input_files;
+mod leaked_table;
 pub mod fiber;
 pub mod fiber_tls;
 mod mode;

@@ -4,15 +4,18 @@
 //! released by the thread that wakes it. A futex word: 0 free, 1 held, 2 held with sleepers.
 //!
 //! Locks are found by the internal object's name (an address with the tag in its high bits) in
-//! a table that only grows: a name's lock lives as long as the process.
+//! a table that only grows (`leaked_table`): a name's lock lives as long as the process.
 
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use crate::leaked_table::LeakedTable;
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+/// A cache line each: the locks of an rwlock's reader slots are taken by different threads at
+/// once, and locks made one after the other would otherwise share a line.
+#[derive(Default)]
 pub struct RtLock {
-    state: AtomicU32,
+    state: CachePadded<AtomicU32>,
 }
 
 impl RtLock {
@@ -60,12 +63,11 @@ impl RtLock {
     }
 }
 
-static LOCKS: Mutex<Option<HashMap<u64, &'static RtLock>>> = Mutex::new(None);
+static LOCKS: LeakedTable<RtLock> = LeakedTable::new();
 
 /// The lock of the internal object `name` (made free on first use).
 pub fn of(name: u64) -> &'static RtLock {
-    let mut t = LOCKS.lock();
-    *t.get_or_insert_with(HashMap::new).entry(name).or_insert_with(|| Box::leak(Box::new(RtLock { state: AtomicU32::new(0) })))
+    LOCKS.get(name)
 }
 
 #[cfg(test)]

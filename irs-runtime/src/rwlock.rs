@@ -27,30 +27,63 @@
 use crate::condvar;
 use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
-use parking_lot::Mutex;
+use crate::leaked_table::LeakedTable;
+use crossbeam_utils::CachePadded;
 use shared_proto::sync_object::{reader_slot, rwlock_slot_cond, rwlock_slot_lock, RWLOCK_COND, RWLOCK_SLOTS};
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 const SLOTS: usize = RWLOCK_SLOTS as usize;
 
-#[derive(Default, Clone, Copy)]
+/// An rwlock's holders. Every field is read and changed only under the rwlock's internal
+/// locks, as said for each, which order those accesses (EXPLORE: one logical thread runs at a
+/// time; elsewhere the locks' acquire and release): the atomics are only there so that readers
+/// of different slots can change their counts at once without a lock around the record, and
+/// `Relaxed` is enough for them.
+#[derive(Default)]
 struct Holders {
-    /// The writer's number (`sync_ops::me`): set and cleared holding every slot.
-    writer: Option<u32>,
-    /// Readers counted in each slot, changed under that slot's lock.
-    readers: [u32; SLOTS],
+    /// The writer's number (`sync_ops::me`) plus one, 0 for none: set and cleared holding every
+    /// slot.
+    writer: AtomicU32,
+    /// Readers counted in each slot, changed under that slot's lock (a cache line each: readers
+    /// of different slots change theirs at once).
+    readers: [CachePadded<AtomicU32>; SLOTS],
     /// Writers waiting on `RWLOCK_COND`: changed holding every slot.
-    writers_waiting: u32,
+    writers_waiting: AtomicU32,
 }
 
-/// Each rwlock's holders, by address; read and changed under its internal locks only (see
-/// `Holders`); the Rust lock only guards the table.
-static RWLOCKS: Mutex<Option<HashMap<u64, Holders>>> = Mutex::new(None);
+impl Holders {
+    fn writer(&self) -> Option<u32> {
+        self.writer.load(Relaxed).checked_sub(1)
+    }
 
-fn with_holders<R>(r: *mut libc::pthread_rwlock_t, f: impl FnOnce(&mut Holders) -> R) -> R {
-    let mut t = RWLOCKS.lock();
-    f(t.get_or_insert_with(HashMap::new).entry(r as u64).or_default())
+    fn set_writer(&self, w: Option<u32>) {
+        self.writer.store(w.map_or(0, |w| w + 1), Relaxed);
+    }
+
+    fn readers(&self, slot: usize) -> u32 {
+        self.readers[slot].load(Relaxed)
+    }
+
+    /// Nobody holds it (every slot's lock held).
+    fn free(&self) -> bool {
+        self.writer().is_none() && (0..SLOTS).all(|s| self.readers(s) == 0)
+    }
+
+    fn reset(&self) {
+        self.set_writer(None);
+        for r in &self.readers {
+            r.store(0, Relaxed);
+        }
+        self.writers_waiting.store(0, Relaxed);
+    }
+}
+
+/// Each rwlock's holders, by address.
+static RWLOCKS: LeakedTable<Holders> = LeakedTable::new();
+
+fn holders(r: *mut libc::pthread_rwlock_t) -> &'static Holders {
+    RWLOCKS.get(r as u64)
 }
 
 fn slot_lock(r: *mut libc::pthread_rwlock_t, slot: usize) -> Obj {
@@ -96,14 +129,15 @@ fn read_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int 
     let l = slot_lock(r, slot);
     let cond = rwlock_slot_cond(slot as u16);
     let me = sync_ops::me();
+    let h = holders(r);
     sync_ops::lock(l, site);
     let rc = loop {
-        let writer = with_holders(r, |h| h.writer);
+        let writer = h.writer();
         if writer == Some(me) {
             break libc::EDEADLK;
         }
         if writer.is_none() {
-            with_holders(r, |h| h.readers[slot] += 1);
+            h.readers[slot].fetch_add(1, Relaxed);
             break 0;
         }
         match mode {
@@ -113,7 +147,7 @@ fn read_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int 
             }
             Mode::Timed(left) => {
                 let timed_out = condvar::wait(r as *const c_void, cond, l, site, Some(left)) == libc::ETIMEDOUT;
-                if timed_out && with_holders(r, |h| h.writer.is_some()) {
+                if timed_out && h.writer().is_some() {
                     break libc::ETIMEDOUT;
                 }
             }
@@ -125,15 +159,14 @@ fn read_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int 
 
 fn write_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int {
     let me = sync_ops::me();
-    let free = |h: &Holders| h.writer.is_none() && h.readers.iter().all(|&n| n == 0);
+    let h = holders(r);
     lock_slots(r, 0, site);
     let rc = loop {
-        let h = with_holders(r, |h| *h);
-        if h.writer == Some(me) {
+        if h.writer() == Some(me) {
             break libc::EDEADLK;
         }
-        if free(&h) {
-            with_holders(r, |h| h.writer = Some(me));
+        if h.free() {
+            h.set_writer(Some(me));
             break 0;
         }
         let limit = match mode {
@@ -141,12 +174,12 @@ fn write_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int
             Mode::Wait => None,
             Mode::Timed(left) => Some(left),
         };
-        with_holders(r, |h| h.writers_waiting += 1);
+        h.writers_waiting.fetch_add(1, Relaxed);
         unlock_slots(r, 1, site);
         let timed_out = condvar::wait(r as *const c_void, RWLOCK_COND, slot_lock(r, 0), site, limit) == libc::ETIMEDOUT;
         lock_slots(r, 1, site);
-        with_holders(r, |h| h.writers_waiting -= 1);
-        if timed_out && !free(&with_holders(r, |h| *h)) {
+        h.writers_waiting.fetch_sub(1, Relaxed);
+        if timed_out && !h.free() {
             break libc::ETIMEDOUT;
         }
     };
@@ -162,12 +195,13 @@ fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
     let me = sync_ops::me();
     let slot = my_slot();
     let l = slot_lock(r, slot);
+    let h = holders(r);
     sync_ops::lock(l, site);
-    if with_holders(r, |h| h.writer) == Some(me) {
+    if h.writer() == Some(me) {
         // The writer: every slot, in order (its own slot's lock let go first).
         sync_ops::unlock(l, site);
         lock_slots(r, 0, site);
-        with_holders(r, |h| h.writer = None);
+        h.set_writer(None);
         for s in 0..SLOTS {
             let cond = rwlock_slot_cond(s as u16);
             if condvar::has_waiters(r as *const c_void, cond) {
@@ -178,13 +212,13 @@ fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
         unlock_slots(r, 0, site);
         return 0;
     }
-    let (rc, wake) = with_holders(r, |h| {
-        if h.readers[slot] == 0 {
-            return (libc::EPERM, false);
+    let (rc, wake) = match h.readers(slot) {
+        0 => (libc::EPERM, false),
+        n => {
+            h.readers[slot].store(n - 1, Relaxed);
+            (0, n == 1 && h.writers_waiting.load(Relaxed) > 0)
         }
-        h.readers[slot] -= 1;
-        (0, h.readers[slot] == 0 && h.writers_waiting > 0)
-    });
+    };
     if wake && slot == 0 {
         wake_writers(r, site);
     }
@@ -241,7 +275,7 @@ forwarded!(__irs_pthread_rwlock_unlock, libc::pthread_rwlock_unlock, (), release
 
 forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const libc::pthread_rwlockattr_t), |r, site| {
     lock_slots(r, 0, site);
-    with_holders(r, |h| *h = Holders::default());
+    holders(r).reset();
     condvar::reset(r as *const c_void, RWLOCK_COND);
     for s in 0..RWLOCK_SLOTS {
         condvar::reset(r as *const c_void, rwlock_slot_cond(s));

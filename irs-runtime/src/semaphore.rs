@@ -10,17 +10,17 @@
 use crate::condvar;
 use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
+use crate::leaked_table::LeakedTable;
 use parking_lot::Mutex;
 use shared_proto::sync_object::{SEM_COND, SEM_LOCK};
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 
-/// Each semaphore's count, by address; read and changed under its internal lock only.
-static COUNTS: Mutex<Option<HashMap<u64, u32>>> = Mutex::new(None);
+/// Each semaphore's count, by address; read and changed under its internal lock only (the
+/// Rust lock is never contended).
+static COUNTS: LeakedTable<Mutex<u32>> = LeakedTable::new();
 
 fn with_count<R>(s: *mut libc::sem_t, f: impl FnOnce(&mut u32) -> R) -> R {
-    let mut t = COUNTS.lock();
-    f(t.get_or_insert_with(HashMap::new).entry(s as u64).or_insert(0))
+    f(&mut COUNTS.get(s as u64).lock())
 }
 
 fn fail(e: c_int) -> c_int {

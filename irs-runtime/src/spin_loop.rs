@@ -29,7 +29,7 @@
 //! complete one (when it is not, the publisher anchors on one found by random search).
 
 use shared_proto::{AccessKind, EventKind};
-use std::collections::HashMap;
+use shared_proto::fx_hash::FxHashMap;
 
 /// One read of an iteration: the instruction, the address, the value read, and the write count
 /// when it read (not part of what makes two iterations the same).
@@ -86,7 +86,7 @@ pub struct Writes {
     /// static's initialiser): until some thread reaches a watched loop, no question about writes
     /// since an iteration began can be asked, so none is kept (a hash-map insert per write was
     /// the cost of the watch in programs without spin-waits).
-    pub(crate) last: Option<HashMap<u64, u64>>,
+    pub(crate) last: Option<FxHashMap<u64, u64>>,
 }
 
 impl Writes {
@@ -135,7 +135,7 @@ impl ThreadSpin {
     /// completed (if any) was.
     pub fn head(&mut self, site: u64, writes: &mut Writes) -> Iteration {
         // From now on writes are kept (see `Writes::last`).
-        writes.last.get_or_insert_with(HashMap::new);
+        writes.last.get_or_insert_with(FxHashMap::default);
         let mut done = Iteration::None;
         if self.current == Some(site) && self.pure && self.reads.len() <= MAX_READS {
             done = Iteration::Pure;

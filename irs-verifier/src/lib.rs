@@ -6,7 +6,6 @@ pub mod cex;
 pub mod comb;
 pub mod configuration;
 pub mod executor;
-pub mod fx_hash;
 pub mod object_table;
 pub mod qpor;
 pub mod race_free_words;
@@ -14,3 +13,6 @@ pub mod schedule;
 pub mod sibling_marks;
 pub mod thread_names;
 pub mod unfolding;
+
+/// The fast hasher, shared with the runtime (`shared_proto::fx_hash`).
+pub use shared_proto::fx_hash;

@@ -12,6 +12,7 @@ pub mod dependence;
 pub mod event;
 pub mod explore_buffer;
 pub mod explore_protocol;
+pub mod fx_hash;
 pub mod hash;
 pub mod input_files;
 pub mod le;
