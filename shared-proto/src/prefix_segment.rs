@@ -45,7 +45,8 @@ pub fn segment_path(program: ProgramId) -> std::path::PathBuf {
 }
 
 pub const PREFIX_MAGIC: u64 = u64::from_le_bytes(*b"IRSPRFX1");
-pub const PREFIX_VERSION: u32 = 2;
+/// 3: the table checksum hashes 8-byte words (`StableHasher::write_words`).
+pub const PREFIX_VERSION: u32 = 3;
 const HEADER: usize = 64;
 const THREAD: usize = 16;
 const ROW: usize = 16;
@@ -131,12 +132,12 @@ impl Layout {
 fn table_checksum(b: &[u8], l: &Layout) -> u64 {
     let mut h = StableHasher::default();
     h.write_u64(TABLE_SEED);
-    h.write(&b[..PUBLISHED_OFFSET]);
-    h.write(&[0; 4]);
-    h.write(&b[PUBLISHED_OFFSET + 4..TABLE_SUM]);
-    h.write(&[0; 8]);
-    h.write(&b[TABLE_SUM + 8..l.log]);
-    h.write(&b[l.sites..l.end]);
+    h.write_words(&b[..PUBLISHED_OFFSET]);
+    h.write_words(&[0; 4]);
+    h.write_words(&b[PUBLISHED_OFFSET + 4..TABLE_SUM]);
+    h.write_words(&[0; 8]);
+    h.write_words(&b[TABLE_SUM + 8..l.log]);
+    h.write_words(&b[l.sites..l.end]);
     h.finish()
 }
 
