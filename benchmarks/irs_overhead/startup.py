@@ -9,16 +9,10 @@ round after round. Standard library only; from the repository root:
 
   python3 benchmarks/irs_overhead/startup.py --irs target/release/irs OLD/target/release/irs --runs 20
 """
-import argparse, os, statistics, subprocess, sys, tempfile, time
+import argparse, os, statistics, subprocess, tempfile, time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-def sh(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if r.returncode != 0:
-        sys.exit(f"error: {' '.join(map(str, cmd))}: {r.stderr.strip()[-300:]}")
-    return r.stdout
+from run import REPO, sh  # the overhead benchmark's helpers, beside this file
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
