@@ -464,7 +464,7 @@ pub fn generate_with(seed: u64, opts: &GenOptions) -> Generated {
         let estimate = g.estimate();
         if estimate <= max {
             let features = g.features();
-            let source = g.emit(seed, &features, estimate);
+            let source = g.emit(seed, &features, estimate, opts.scenario.as_deref());
             return Generated { seed, source, features, estimate, redraws };
         }
         redraws += 1;
@@ -1995,10 +1995,11 @@ impl<'a> Gen<'a> {
 
     // ---- C ------------------------------------------------------------------------------
 
-    fn emit(&self, seed: u64, features: &Features, estimate: u64) -> String {
+    fn emit(&self, seed: u64, features: &Features, estimate: u64, scenario: Option<&str>) -> String {
         let mut s = String::new();
+        let env = scenario.map(|n| format!("IRS_DIFF_SCENARIO={n} ")).unwrap_or_default();
         let _ = writeln!(s, "// Differential program of seed {seed} (tests/common/program_gen.rs). Reproduce its check with");
-        let _ = writeln!(s, "//   IRS_DIFF_FIRST={seed} IRS_DIFF_SEEDS=1 cargo test --release --test differential -- --nocapture");
+        let _ = writeln!(s, "//   {env}IRS_DIFF_FIRST={seed} IRS_DIFF_SEEDS=1 cargo test --release --test differential -- --nocapture");
         let _ = writeln!(s, "// features: {}", features.line());
         let _ = writeln!(s, "// interleavings in the generator's model (an upper bound in practice): {estimate}");
         if features.has("recursive") {
