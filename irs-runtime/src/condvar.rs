@@ -121,7 +121,8 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
     if still_waiting { libc::ETIMEDOUT } else { 0 }
 }
 
-/// Wake one waiter (a choice among them), or every one.
+/// Wake one waiter (a choice among them), or every one. With none it does nothing, and an
+/// internal condition variable (no list lock) makes no event then.
 pub fn wake(base: *const c_void, space: CondSpace, site: u64, all: bool) {
     let list = (space == PROGRAM_COND).then(|| sync_ops::internal(base, space.lock));
     if let Some(l) = list {
@@ -142,11 +143,6 @@ pub fn wake(base: *const c_void, space: CondSpace, site: u64, all: bool) {
     if let Some(l) = list {
         sync_ops::unlock(l, site);
     }
-}
-
-/// Are there waiters (for a primitive deciding whether to wake: read under its lock)?
-pub fn has_waiters(base: *const c_void, space: CondSpace) -> bool {
-    with_waiters(base, space, |w| !w.list.is_empty())
 }
 
 /// Forget a condition variable's waiters (`pthread_cond_init` and `_destroy`).

@@ -178,7 +178,7 @@ pub unsafe extern "C" fn __irs_pthread_create(
         let mut rec = recording().then(recorder::lock);
         let recorded = rec.as_mut().map(|r| r.new_child());
         let serial_id = if enforcing() { serial::creating() } else { None };
-        let name = thread_state::child_name(false);
+        let name = thread_state::next_child_name();
         let start = hand_over(Start { routine, arg, recorded, enforced: enforced_id, serial: serial_id, name });
         // SAFETY: the caller's arguments, with our trampoline owning `start`.
         let rc = unsafe { libc::pthread_create(thread, attr, trampoline, start) };
@@ -197,7 +197,7 @@ pub unsafe extern "C" fn __irs_pthread_create(
             }
             return rc;
         }
-        thread_state::child_name(true);
+        thread_state::created();
         if let (Some(r), Some(t)) = (rec.as_mut(), recorded) {
             // SAFETY: pthread_create succeeded and filled `*thread`.
             r.bind_pthread(unsafe { *thread } as u64, t);

@@ -29,7 +29,7 @@ use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
 use crate::leaked_table::LeakedTable;
 use crossbeam_utils::CachePadded;
-use shared_proto::sync_object::{reader_slot, rwlock_slot_cond, rwlock_slot_lock, RWLOCK_COND, RWLOCK_SLOTS};
+use shared_proto::sync_object::{reader_slot, rwlock_slot_cond, rwlock_slot_lock, CondSpace, RWLOCK_COND, RWLOCK_SLOTS};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -109,11 +109,9 @@ fn unlock_slots(r: *mut libc::pthread_rwlock_t, from: usize, site: u64) {
     }
 }
 
-/// Wake the writers waiting on `RWLOCK_COND` (slot 0's lock held).
-fn wake_writers(r: *mut libc::pthread_rwlock_t, site: u64) {
-    if condvar::has_waiters(r as *const c_void, RWLOCK_COND) {
-        condvar::wake(r as *const c_void, RWLOCK_COND, site, true);
-    }
+/// Wake every thread waiting on `space` (under the lock its waiters wait with; none: nothing).
+fn wake_all(r: *mut libc::pthread_rwlock_t, space: CondSpace, site: u64) {
+    condvar::wake(r as *const c_void, space, site, true);
 }
 
 /// How a locker waits when it cannot get in.
@@ -193,25 +191,23 @@ fn acquire(r: *mut libc::pthread_rwlock_t, write: bool, mode: Mode, site: u64) -
 
 fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
     let me = sync_ops::me();
-    let slot = my_slot();
-    let l = slot_lock(r, slot);
     let h = holders(r);
-    sync_ops::lock(l, site);
+    // Whether the caller is the writer needs no lock: only the writer sets the field to itself
+    // and clears it, so it reads its own number there exactly while it holds the write lock
+    // (a function of its own history), and never otherwise.
     if h.writer() == Some(me) {
-        // The writer: every slot, in order (its own slot's lock let go first).
-        sync_ops::unlock(l, site);
         lock_slots(r, 0, site);
         h.set_writer(None);
-        for s in 0..SLOTS {
-            let cond = rwlock_slot_cond(s as u16);
-            if condvar::has_waiters(r as *const c_void, cond) {
-                condvar::wake(r as *const c_void, cond, site, true);
-            }
+        for s in 0..RWLOCK_SLOTS {
+            wake_all(r, rwlock_slot_cond(s), site);
         }
-        wake_writers(r, site);
+        wake_all(r, RWLOCK_COND, site);
         unlock_slots(r, 0, site);
         return 0;
     }
+    let slot = my_slot();
+    let l = slot_lock(r, slot);
+    sync_ops::lock(l, site);
     let (rc, wake) = match h.readers(slot) {
         0 => (libc::EPERM, false),
         n => {
@@ -220,13 +216,13 @@ fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
         }
     };
     if wake && slot == 0 {
-        wake_writers(r, site);
+        wake_all(r, RWLOCK_COND, site);
     }
     sync_ops::unlock(l, site);
     if wake && slot != 0 {
         let l0 = slot_lock(r, 0);
         sync_ops::lock(l0, site);
-        wake_writers(r, site);
+        wake_all(r, RWLOCK_COND, site);
         sync_ops::unlock(l0, site);
     }
     rc

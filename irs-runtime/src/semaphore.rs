@@ -156,7 +156,7 @@ pub unsafe extern "C" fn __irs_sem_post(s: *mut libc::sem_t, site: u64) -> c_int
         }
         None => true,
     });
-    if !overflow && condvar::has_waiters(s as *const c_void, SEM_COND) {
+    if !overflow {
         condvar::wake(s as *const c_void, SEM_COND, site, false);
     }
     sync_ops::unlock(l, site);

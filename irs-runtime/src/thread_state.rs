@@ -72,15 +72,14 @@ pub fn set_name(name: u64) {
     STATE.with(|s| s.name.set(name));
 }
 
-/// The name of the next thread the calling thread creates; `created` counts it.
-pub fn child_name(created: bool) -> u64 {
-    STATE.with(|s| {
-        let n = s.children.get();
-        if created {
-            s.children.set(n + 1);
-        }
-        shared_proto::sync_object::child_name(s.name.get(), n)
-    })
+/// The name of the next thread the calling thread creates (`created` counts it once made).
+pub fn next_child_name() -> u64 {
+    STATE.with(|s| shared_proto::sync_object::child_name(s.name.get(), s.children.get()))
+}
+
+/// The thread named by `next_child_name` was created.
+pub fn created() {
+    STATE.with(|s| s.children.set(s.children.get() + 1));
 }
 
 /// Mark the thread exited; `true` the first time.

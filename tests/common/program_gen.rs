@@ -1460,7 +1460,6 @@ impl<'a> Gen<'a> {
                         patch(v, top, got);
                         v.extend((0..SLOTS).rev().map(|s| Op::Unlock(rl(s))));
                         count(body, v, end_ops, handler_ops, rec, slot);
-                        v.extend([Op::Lock(rl(slot)), Op::Unlock(rl(slot))]);
                         v.extend((0..SLOTS).map(|s| Op::Lock(rl(s))));
                         v.push(Op::RwRelease(None));
                         v.extend((0..SLOTS).map(|s| Op::Wake(qr(s), true)));
