@@ -79,6 +79,7 @@ pub fn explore_random(
             match ex.snapshot(None, &steps[..k])? {
                 SnapshotResult::Ready(s) => Some(s),
                 SnapshotResult::Ended(_) => return Err(ReplayError::Snapshot(format!("the execution ended before step {k}"))),
+                SnapshotResult::Declined => return Err(ReplayError::Snapshot(format!("the execution has changed its view of the file system by step {k}, which runs from a snapshot cannot share"))),
             }
         }
     };

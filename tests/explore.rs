@@ -268,6 +268,7 @@ int main(void) {
     let snap = match ex.snapshot(None, &prefix).unwrap() {
         SnapshotResult::Ready(s) => s,
         SnapshotResult::Ended(e) => panic!("ended before the snapshot: {:?}", e.trace.outcome),
+        SnapshotResult::Declined => panic!("the snapshot was declined (the program writes no file)"),
     };
     assert!(ex.run(&[]).is_err(), "runs from main wait until the snapshot is released");
     let mut from_snapshot = Vec::new();
@@ -278,6 +279,7 @@ int main(void) {
         let deeper = match ex.snapshot(Some(&snap), &a.schedule()[6..9]).unwrap() {
             SnapshotResult::Ready(s) => s,
             SnapshotResult::Ended(_) => panic!("the execution is longer than 9 steps"),
+            SnapshotResult::Declined => panic!("the snapshot was declined (the program writes no file)"),
         };
         let b = ex.run_from(&deeper, &a.schedule()[9..]).unwrap();
         ex.release(deeper).unwrap();
@@ -332,6 +334,7 @@ int main(void) {
     let snap = match ex.snapshot(None, &prefix).unwrap() {
         SnapshotResult::Ready(s) => s,
         SnapshotResult::Ended(e) => panic!("ended before the snapshot: {:?}", e.trace.outcome),
+        SnapshotResult::Declined => panic!("the snapshot was declined (the program writes no file)"),
     };
     for _ in 0..3 {
         let r = ex.run_from(&snap, &[]).unwrap();

@@ -218,6 +218,7 @@ fn a_snapshot_outlives_its_dead_workers() {
         let snap = match ex.snapshot(None, &prefix).unwrap() {
             SnapshotResult::Ready(s) => s,
             SnapshotResult::Ended(e) => panic!("ended before the snapshot: {:?}", e.trace.outcome),
+            SnapshotResult::Declined => panic!("the snapshot was declined (the program writes no file)"),
         };
         for _ in 0..3 {
             let d = ex.run_from(&snap, &deadly.schedule()[2..]).unwrap();
@@ -262,6 +263,7 @@ int main(void) {
         let snap = match ex.snapshot(None, &full.schedule()[..k]).unwrap() {
             SnapshotResult::Ready(s) => s,
             SnapshotResult::Ended(e) => panic!("ended before step {k}: {:?}", e.trace.outcome),
+            SnapshotResult::Declined => panic!("the snapshot was declined (the program writes no file)"),
         };
         let mut runs = Vec::new();
         for _ in 0..2 {
@@ -369,6 +371,7 @@ fn a_run_followed_as_it_goes_is_the_run() {
     let snap = match ex.snapshot(None, &schedule[..30]).unwrap() {
         SnapshotResult::Ready(s) => s,
         SnapshotResult::Ended(e) => panic!("ended before step 30: {:?}", e.trace.outcome),
+        SnapshotResult::Declined => panic!("the snapshot was declined (the program writes no file)"),
     };
     let mut run = ex.start_run(Some(&snap), &schedule[30..]).unwrap();
     while !ex.progress(&mut run).unwrap() {}

@@ -173,7 +173,19 @@ pub fn unsupported_call(name: &str) -> bool {
         "sigwait", "sigwaitinfo", "sigtimedwait", "sigsuspend", "pause", "poll", "ppoll", "select", "pselect",
         "pthread_sigqueue",
     ];
-    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name) || reads_from_outside(name)
+    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name) || reads_from_outside(name) || creates_a_process(name)
+}
+
+/// Calls that start another process or replace this one. An explored execution runs in a
+/// sandbox (DESIGN §7) that would isolate such a process, but nothing it does is explored, and
+/// `fork` would copy the execution's scheduler; so they are refused by name there, and run as
+/// in the plain program everywhere else.
+fn creates_a_process(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "fork", "vfork", "system", "posix_spawn", "posix_spawnp", "daemon", "execl", "execle", "execlp", "execv", "execve",
+        "execvp", "execvpe", "fexecve", "execveat",
+    ];
+    NAMES.contains(&name)
 }
 
 /// Calls through which a program reads bytes from outside that irs cannot capture as part of

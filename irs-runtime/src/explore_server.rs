@@ -65,6 +65,8 @@ struct Server {
     /// What every execution reads as stdin (made its descriptor 0 before each).
     stdin_src: c_int,
     tls: Option<StaticTls>,
+    /// `IRS_EXPLORE_DEBUG=FILE`, opened for appending before any execution.
+    debug_log: Option<c_int>,
 }
 
 static mut SERVER: Option<Server> = None;
@@ -82,6 +84,8 @@ static mut ALT_STACK: [u8; ALT_STACK_BYTES] = [0; ALT_STACK_BYTES];
 
 /// Serve executions until the executor closes the channel.
 pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_main: UserMain, args: Vec<String>) -> ! {
+    // Isolation first: this process may stay behind as the server's keeper (DESIGN §7).
+    crate::sandbox::enter();
     let ctl_in = env_fd(proto::ENV_CONTROL_IN);
     let ctl_out = env_fd(proto::ENV_CONTROL_OUT);
     let buf_fd = env_fd(proto::ENV_BUFFER_FD);
@@ -143,6 +147,7 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
             output,
             stdin_src: stdin_fd.unwrap_or(dev_null),
             tls,
+            debug_log: std::env::var_os("IRS_EXPLORE_DEBUG").and_then(|p| std::fs::OpenOptions::new().create(true).append(true).open(p).ok()).map(std::os::fd::IntoRawFd::into_raw_fd),
         })
     };
     if !stack_pool::prepare(stack_bytes) {
@@ -253,6 +258,9 @@ fn supervise(level: Level) {
             return;
         }
         let end = wait(pid, None);
+        if crate::sandbox::failed() {
+            fail("an execution could not be isolated (said above)");
+        }
         if end == ProcessEnd::Exited(0) {
             // The executor closed the channel, or released this level.
             level.leave();
@@ -306,10 +314,12 @@ fn worker(control: &Control, level: Level) -> Continue {
     };
     // `IRS_EXPLORE_DEBUG=FILE`: say what the worker restores after each execution (its standard
     // error is the executor's to read).
-    if let Some(path) = std::env::var_os("IRS_EXPLORE_DEBUG") {
+    // Opened by the server, outside the executions' private view of the file system.
+    if let Some(fd) = server().debug_log {
         let (bytes, ranges) = image.size();
         let line = format!("worker image (level {}): {bytes} bytes in {ranges} ranges\n", match level { Level::Root => 0, Level::Snapshot { level, .. } => level });
-        let _ = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| f.write_all(line.as_bytes()));
+        // SAFETY: the server's descriptor, kept open (ManuallyDrop).
+        let _ = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) }).write_all(line.as_bytes());
     }
     control.ready.store(1, Ordering::Relaxed);
     serve_loop(level, Some((&image, control)))
@@ -364,6 +374,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         if let (Some((image, control)), false) = (persistent, snapshot) {
             control.started_micros.store(monotonic_micros(), Ordering::Relaxed);
             control.in_flight.store(1, Ordering::Relaxed);
+            crate::sandbox::before_execution();
             scheduler::load_schedule(&req);
             set_timer(req.timeout_ms);
             match level {
@@ -400,6 +411,7 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             die_with(parent);
+            crate::sandbox::before_execution();
             scheduler::load_schedule(&req);
             if snapshot {
                 // Reaching the pause may take at most the time limit; pausing disarms it.
@@ -437,6 +449,9 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         } else {
             wait(pid, Some(req.timeout_ms))
         };
+        if crate::sandbox::failed() {
+            fail("an execution could not be isolated (said above)");
+        }
         let ended_at = monotonic_micros();
         let micros = started.elapsed().as_micros() as u64;
         let n = read_output(out_buf);
@@ -518,13 +533,18 @@ pub fn pause() -> Continuation {
         (libc::lseek(sv.output, 0, libc::SEEK_CUR).max(0), libc::lseek(0, 0, libc::SEEK_CUR).max(0))
     };
     let mark = scheduler::buffer_mark();
+    // An execution that changed its view of the file system cannot be shared by continuations
+    // (each would see the others' changes): it declines and ends; the level that made it
+    // answers next, as for a release.
+    let ready = crate::sandbox::allows_pause();
     // SAFETY: the response buffer, used by this process only.
     let resp_buf = unsafe { &mut *std::ptr::addr_of_mut!(RESPONSE) };
-    let len = proto::encode_response_into(resp_buf, ProcessEnd::SnapshotReady, 0, 0, monotonic_micros(), &[]);
+    let end = if ready { ProcessEnd::SnapshotReady } else { ProcessEnd::SnapshotDeclined };
+    let len = proto::encode_response_into(resp_buf, end, 0, 0, monotonic_micros(), &[]);
     // SAFETY: the executor's pipe, kept open (ManuallyDrop).
     let mut output = ManuallyDrop::new(unsafe { File::from_raw_fd(sv.ctl_out) });
-    if output.write_all(&resp_buf[..len]).is_err() {
-        // SAFETY: nobody is listening any more.
+    if output.write_all(&resp_buf[..len]).is_err() || !ready {
+        // SAFETY: nobody is listening any more, or the pause was declined.
         unsafe { libc::_exit(0) }
     }
     let level = LEVEL.fetch_add(1, Ordering::Relaxed) + 1;

@@ -37,6 +37,7 @@ mod pthread_wrappers;
 mod recorder;
 mod rt_lock;
 mod rwlock;
+mod sandbox;
 mod scheduler;
 mod semaphore;
 mod serial;

@@ -8,6 +8,7 @@ use shared_proto::explore_buffer::{self, Capacity};
 use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, RequestKind, Response};
 pub use shared_proto::explore_protocol::Policy;
 use shared_proto::{Outcome, ThreadId, Trace};
+use crate::sandbox_dir::SandboxDir;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -68,11 +69,15 @@ pub struct Options {
     pub input_files: Option<PathBuf>,
     /// The working directory of every execution (the input's); `None`: this process's.
     pub cwd: Option<PathBuf>,
+    /// Isolate every execution (DESIGN §7, `docs/sandbox.md`): namespaces of its own and a
+    /// private view of the file system. Off only on request (`IRS_SANDBOX=off` in the
+    /// verifier's environment turns it off too): the program's writes then really happen.
+    pub sandbox: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, spin_bound: None, env: None, input_files: None, cwd: None }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, spin_bound: None, env: None, input_files: None, cwd: None, sandbox: true }
     }
 }
 
@@ -148,6 +153,9 @@ pub enum SnapshotResult {
     Ready(Snapshot),
     /// The execution ended before it reached the requested step.
     Ended(Execution),
+    /// The execution reached the step but had changed its private view of the file system
+    /// there, which continuations cannot share: run from `main` instead.
+    Declined,
 }
 
 pub struct Executor {
@@ -174,6 +182,8 @@ pub struct Executor {
     spare_enabled: Vec<Vec<shared_proto::PendingOp>>,
     /// The last on-demand reader's index of the enabled lists (reused: one entry a step).
     spare_at: Vec<(u32, u32)>,
+    /// Where the program builds its executions' private view (dropped after the server ends).
+    _sandbox: Option<SandboxDir>,
 }
 
 /// Enabled lists kept for reuse at most (a few runs' worth).
@@ -373,6 +383,14 @@ impl Executor {
         if let Some(dir) = &options.cwd {
             cmd.current_dir(dir);
         }
+        cmd.env_remove(proto::ENV_SANDBOX_DIR);
+        let sandbox = if options.sandbox && !crate::sandbox_dir::disabled_by_environment() {
+            let dir = SandboxDir::create().map_err(|e| ExecError::System(format!("making the sandbox directory in {}: {e}", std::env::temp_dir().display())))?;
+            cmd.env(proto::ENV_SANDBOX_DIR, dir.path());
+            Some(dir)
+        } else {
+            None
+        };
         let mut server = cmd.spawn().map_err(|source| ExecError::Spawn { program: name.clone(), source })?;
         drop((req_r, resp_w, stdin_file));
         let mut from_server = File::from(resp_r);
@@ -412,7 +430,7 @@ impl Executor {
         let buffer = std::sync::Arc::new(buffer);
         let sites = std::sync::Arc::new(hello.sites.clone());
         let globals = std::sync::Arc::new(hello.globals.clone());
-        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false, spare: Default::default(), spare_enabled: Vec::new(), spare_at: Vec::new() })
+        Ok(Executor { program: name, snapshots: 0, server, to_server, from_server, buffer, hello, sites, globals, options, response: vec![0u8; proto::MAX_RESPONSE], spin: proto::SpinBudget::new(RESPONSE_SPIN_US), in_flight: false, spare: Default::default(), spare_enabled: Vec::new(), spare_at: Vec::new(), _sandbox: sandbox })
     }
 
     pub fn hello(&self) -> &Hello {
@@ -488,6 +506,11 @@ impl Executor {
         if resp.end == ProcessEnd::SnapshotReady {
             self.snapshots += 1;
             return Ok(SnapshotResult::Ready(Snapshot { level: self.snapshots, prefix }));
+        }
+        if resp.end == ProcessEnd::SnapshotDeclined {
+            // The declining process has ended; the level that made it answers for it.
+            self.response()?;
+            return Ok(SnapshotResult::Declined);
         }
         let raw = explore_buffer::read(&self.buffer)?;
         Ok(SnapshotResult::Ended(self.execution(resp, raw, started, self.options.timeout.as_millis() as u64)?))
@@ -677,7 +700,7 @@ impl Executor {
             // A violation or deadlock the child reported stands; so does a signal it recorded.
             (_, Some(o)) => o,
             (ProcessEnd::Signaled(sig), None) => Outcome::Signal(sig),
-            (ProcessEnd::SnapshotReady, _) => {
+            (ProcessEnd::SnapshotReady | ProcessEnd::SnapshotDeclined, _) => {
                 return Err(ExecError::ServerLost { program: self.program.clone(), detail: "a run answered as a snapshot".into() })
             }
             // The program left without `exit` (`_exit`, or the exit system call): as it said.
@@ -705,6 +728,7 @@ impl Executor {
 impl Drop for Executor {
     fn drop(&mut self) {
         // Closing the request pipe ends the server's loop; make sure it is gone either way.
+        // (The sandbox directory is removed after it, when the fields are dropped.)
         drop(self.to_server.take());
         for _ in 0..100 {
             if let Ok(Some(_)) = self.server.try_wait() {

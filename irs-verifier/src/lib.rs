@@ -9,6 +9,7 @@ pub mod executor;
 pub mod object_table;
 pub mod qpor;
 pub mod race_free_words;
+mod sandbox_dir;
 pub mod schedule;
 pub mod sibling_marks;
 pub mod thread_names;

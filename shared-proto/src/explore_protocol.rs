@@ -31,12 +31,16 @@ pub const ENV_SVCOMP: &str = "IRS_SVCOMP";
 /// `irs verify --spin-bound K`: watched loops iterate up to K times without change, then the
 /// execution is discarded (instead of the spinning thread halting at its first such iteration).
 pub const ENV_SPIN_BOUND: &str = "IRS_SPIN_BOUND";
+/// An empty directory of the verifier's scratch space: the program isolates its executions in
+/// namespaces of their own and builds their private view of the file system on a mount over
+/// it (DESIGN §7, "an explored execution does no harm"). Unset: executions are not isolated.
+pub const ENV_SANDBOX_DIR: &str = "IRS_SANDBOX_DIR";
 
 const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,6 +130,10 @@ pub enum ProcessEnd {
     TimedOut,
     /// A `Snapshot` request's execution paused where asked and now serves requests.
     SnapshotReady,
+    /// A `Snapshot` request's execution reached the requested step but could not pause there
+    /// (it had changed its private file system view, which continuations cannot share); the
+    /// level that made it answers next, as for a release.
+    SnapshotDeclined,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -302,6 +310,7 @@ pub fn encode_response_into(buf: &mut [u8], end: ProcessEnd, micros: u64, setup_
         ProcessEnd::Signaled(s) => (1, s),
         ProcessEnd::TimedOut => (2, 0),
         ProcessEnd::SnapshotReady => (3, 0),
+        ProcessEnd::SnapshotDeclined => (4, 0),
     };
     let body_len = RESPONSE_HEADER + out.len();
     buf[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
@@ -326,6 +335,7 @@ pub fn decode_response(body: &[u8]) -> Option<Response> {
         1 => ProcessEnd::Signaled(value),
         2 => ProcessEnd::TimedOut,
         3 => ProcessEnd::SnapshotReady,
+        4 => ProcessEnd::SnapshotDeclined,
         _ => return None,
     };
     let n = try_get32(body, 36)? as usize;

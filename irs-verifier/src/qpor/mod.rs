@@ -341,6 +341,9 @@ pub struct Verifier<'a> {
     /// made, what making it took so far (its first run adds the wait for the worker's image).
     snapshot_cost: f64,
     snapshot_made: Option<u64>,
+    /// A snapshot was declined at this depth of the current path (its execution had changed
+    /// its file system view): none is asked for at or below it on this path.
+    snapshots_declined_from: Option<usize>,
     /// What releasing one costs (µs, a running average).
     release_cost: f64,
     /// Scratch buffers of `action_for` and `at_c` (reused: they run for every enabled thread at
@@ -417,6 +420,7 @@ impl<'a> Verifier<'a> {
             snapshots: Vec::new(),
             snapshot_cost: FIRST_SNAPSHOT_COST_US,
             snapshot_made: None,
+            snapshots_declined_from: None,
             release_cost: 0.0,
             objs_buf: Vec::new(),
             elided_buf: Vec::new(),
@@ -730,6 +734,11 @@ impl<'a> Verifier<'a> {
                 runs_below as f64 * rerun >= self.snapshot_cost + self.release_cost
             }
         };
+        match self.snapshots_declined_from {
+            Some(d) if depth >= d => return Ok(()),
+            Some(_) => self.snapshots_declined_from = None,
+            None => {}
+        }
         if !wanted || depth <= base || self.snapshots.len() >= MAX_SNAPSHOTS {
             return Ok(());
         }
@@ -749,6 +758,9 @@ impl<'a> Verifier<'a> {
             SnapshotResult::Ended(x) => {
                 return Err(VerifyError::Nondeterministic(format!("a run ended ({}) before step {depth}, where earlier runs went on", x.outcome())))
             }
+            // Its file system view had changed by then, and so it has at every deeper step of
+            // this path: no snapshot below it until the search backtracks above it.
+            SnapshotResult::Declined => self.snapshots_declined_from = Some(self.snapshots_declined_from.map_or(depth, |d| d.min(depth))),
         }
         Ok(())
     }
