@@ -20,6 +20,7 @@
 //! is a node of the path (schedules name every step) but no call of Alg. 1, and the walk only
 //! checks that the word's accesses stay ordered by synchronisation.
 
+mod divergence;
 mod end_cuts;
 mod nondet;
 
@@ -540,8 +541,8 @@ impl<'a> Verifier<'a> {
         let first = self.run(&anchor)?;
         // The same schedule must give the same run: check once, up front.
         let again = self.run(&anchor)?;
-        if first.trace.events != again.trace.events || first.trace.outcome != again.trace.outcome {
-            return Err(VerifyError::Nondeterministic("two runs of the default schedule differ".into()));
+        if let Some(how) = divergence::first_difference(&first.trace, &again.trace) {
+            return Err(VerifyError::Nondeterministic(format!("two runs of the default schedule differ: {how}")));
         }
         hooks.first(&first);
         let mut first = Some(first);
