@@ -40,6 +40,7 @@ mod rwlock;
 mod scheduler;
 mod semaphore;
 mod serial;
+mod sleeps;
 mod spin_lock;
 mod spin_loop;
 mod stack_pool;
