@@ -20,6 +20,7 @@
 //! is a node of the path (schedules name every step) but no call of Alg. 1, and the walk only
 //! checks that the word's accesses stay ordered by synchronisation.
 
+mod confirm;
 mod divergence;
 mod end_cuts;
 mod nondet;
@@ -555,6 +556,7 @@ impl<'a> Verifier<'a> {
                 Err(VerifyError::Restart(why)) => self.start_over(&why, hooks)?,
                 Err(e) => return Err(e),
                 Ok(stopped) => {
+                    self.confirm_bugs()?;
                     self.refresh_stats();
                     hooks.progress(&self.stats);
                     let races = self.words.found().to_vec();
