@@ -3,7 +3,10 @@
 //! event is the first to differ and what each run did there, in the words of `irs trace show`:
 //! thread, kind, object, source location.
 
-use shared_proto::{Event, Trace};
+use shared_proto::dependence::ObjectKey;
+use shared_proto::explore_protocol::Hello;
+use shared_proto::{Event, LogicalAddr, Outcome, Region, Trace};
+use std::sync::Arc;
 
 /// One event as a person reads it: `T1 store x at prog.c:12:5 (main)`.
 fn describe(trace: &Trace, e: &Event) -> String {
@@ -16,6 +19,37 @@ fn describe(trace: &Trace, e: &Event) -> String {
     }
     let site = e.site.and_then(|id| trace.sites.iter().find(|(i, _)| *i == id)).map(|(_, s)| format!(" at {} ({})", s.location(), s.function));
     format!("{} {} {}{}", e.tid, e.kind.name(), object, site.unwrap_or_default())
+}
+
+/// An event of a run in progress (no trace yet), described as [`first_difference`] does.
+pub fn describe_event(hello: &Hello, e: &Event) -> String {
+    let t = Trace {
+        program_id: hello.program_id,
+        argv: Vec::new(),
+        sites: Arc::new(hello.sites.clone()),
+        globals: Arc::new(hello.globals.clone()),
+        threads: Vec::new(),
+        events: Vec::new(),
+        steps: Vec::new(),
+        outcome: Outcome::Incomplete,
+    };
+    describe(&t, e)
+}
+
+/// An event an earlier run predicted (an event of the unfolding: its kind, site and objects).
+pub fn describe_predicted(hello: &Hello, kind: shared_proto::EventKind, site: Option<shared_proto::SiteId>, objects: &[ObjectKey]) -> String {
+    let sym = shared_proto::symbolizer::Symbolizer::new(hello.globals.clone());
+    let names: Vec<String> = objects
+        .iter()
+        .filter(|k| !matches!(k, ObjectKey::Thread(_)))
+        .map(|k| match *k {
+            ObjectKey::Word(Region::Static, a) | ObjectKey::Mutex(Region::Static, a) => sym.name(a).unwrap_or_else(|| format!("{a:#x}")),
+            ObjectKey::Word(region, offset) | ObjectKey::Mutex(region, offset) => LogicalAddr { region, offset }.to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    let site = site.and_then(|id| hello.sites.iter().find(|(i, _)| *i == id)).map(|(_, s)| format!(" at {} ({})", s.location(), s.function));
+    format!("{} {}{}", kind.name(), names.join(", "), site.unwrap_or_default())
 }
 
 /// How `b` differs from `a`, or `None` if they are the same run.

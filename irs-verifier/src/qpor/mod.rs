@@ -1072,9 +1072,16 @@ impl<'a> Verifier<'a> {
                         )))
                     }
                     None => {
+                        let me = self.u.thread(e);
+                        let predicted = w.follow.iter().find(|&&f| self.u.thread(f) == me).map(|&f| {
+                            let a = self.u.action_of(f);
+                            let keys: Vec<_> = a.objects.iter().map(|&o| self.objects.key(o)).collect();
+                            divergence::describe_predicted(self.ex.hello(), a.kind, a.site, &keys)
+                        });
                         return Err(VerifyError::Nondeterministic(format!(
-                            "at step {s}, T{} did not perform the event an earlier run predicted",
-                            step.chosen.0
+                            "at step {s}, this run did {} where an earlier run predicted {}",
+                            divergence::describe_event(self.ex.hello(), &done[0]),
+                            predicted.map_or_else(|| "another event".to_string(), |p| format!("T{} {p}", step.chosen.0))
                         )))
                     }
                 }
