@@ -64,6 +64,32 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// The same edits after an expensive prefix and 90 traces of three threads: the runs continue
+/// paused executions (snapshots), whose workers restore `argv` as it was at the pause.
+const EDITS_ARGV_AFTER_A_PREFIX: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int shared;
+void *t(void *a) { for (int i = 0; i < 2; i++) { pthread_mutex_lock(&m); shared++; pthread_mutex_unlock(&m); } return 0; }
+int main(int argc, char **argv) {
+  volatile long work = 0;
+  for (long i = 0; i < 4000000; i++) work += i;
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++) pthread_create(&th[i], 0, t, 0);
+  for (int i = 0; i < 3; i++) pthread_join(th[i], 0);
+  int files = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if (argv[i][0] == '-') argv[i] = NULL;
+  }
+  for (int i = 1; i < argc; i++) if (argv[i] != NULL) files++;
+  printf("%d files %d\n", files, shared);
+  return 0;
+}
+"#;
+
 /// Takes a variable out of the environment it started with (`unsetenv` moves the entries of
 /// the initial `envp` array in place) and adds one.
 const EDITS_ENVIRON: &str = r#"
@@ -96,6 +122,12 @@ fn arguments_and_environment_the_program_changes_are_restored() {
         let o = verify(&d, way, &environ, &[], &[("IRS_TEST_GIVEN", "1")]);
         assert_eq!(verdict(&o), "safe", "{way:?}: {}\n{}", o.stdout, o.stderr);
     }
+    let after = build(&d, "edits_argv_after_a_prefix", EDITS_ARGV_AFTER_A_PREFIX);
+    let o = verify(&d, &[], &after, &["-a", "-b", "file"], &[]);
+    assert_eq!(verdict(&o), "safe", "{}\n{}", o.stdout, o.stderr);
+    let j = json(&o);
+    assert_eq!(j["traces"], 90, "{j}");
+    assert!(j["snapshots"].as_u64().unwrap() >= 1, "runs from snapshots: {j}");
     // And a prefix is anchored on its first execution (no crash that replay cannot reproduce).
     let o = verify(&d, &["--publish"], &argv, &["-a", "-b", "file"], &[]);
     assert_eq!(verdict(&o), "safe", "{}\n{}", o.stdout, o.stderr);
