@@ -86,6 +86,12 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "pthread_spin_unlock", wrapper: "__irs_pthread_spin_unlock", kind: SiteKind::Unlock },
     RoutedCall { name: "sched_yield", wrapper: "__irs_sched_yield", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_yield", wrapper: "__irs_sched_yield", kind: SiteKind::ThreadQuery },
+    // Sleeps cost no time in EXPLORE (`irs-runtime/src/sleeps.rs`).
+    RoutedCall { name: "sleep", wrapper: "__irs_sleep", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "usleep", wrapper: "__irs_usleep", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "nanosleep", wrapper: "__irs_nanosleep", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "clock_nanosleep", wrapper: "__irs_clock_nanosleep", kind: SiteKind::ThreadQuery },
+    RoutedCall { name: "thrd_sleep", wrapper: "__irs_thrd_sleep", kind: SiteKind::ThreadQuery },
     // Built by the runtime from locks and choices (`shared_proto::sync_object`).
     RoutedCall { name: "pthread_cond_init", wrapper: "__irs_pthread_cond_init", kind: SiteKind::Sync },
     RoutedCall { name: "pthread_cond_destroy", wrapper: "__irs_pthread_cond_destroy", kind: SiteKind::Sync },
@@ -216,7 +222,7 @@ pub fn call_may_capture(callee: &str, arg: u32) -> bool {
         | "sscanf" | "__isoc99_scanf" | "__isoc99_fscanf" | "__isoc99_sscanf" | "strlen"
         | "strnlen" | "strcmp" | "strncmp" | "memcmp" | "atoi" | "atol" | "atoll" | "atof"
         | "read" | "write" | "fread" | "fwrite" | "free" | "clock_gettime" | "gettimeofday"
-        | "time" | "nanosleep" | "usleep" | "getrusage" => false,
+        | "time" | "nanosleep" | "usleep" | "sleep" | "clock_nanosleep" | "thrd_sleep" | "getrusage" => false,
         _ => true,
     }
 }
@@ -247,5 +253,8 @@ mod tests {
         assert!(unsupported_call("socket") && unsupported_call("popen") && !unsupported_call("read"));
         assert_eq!(routed_call("fopen").unwrap().wrapper, "__irs_fopen");
         assert!(routed_call("open64").unwrap().needed_when_free());
+        for s in ["sleep", "usleep", "nanosleep", "clock_nanosleep", "thrd_sleep"] {
+            assert!(!routed_call(s).unwrap().needed_when_free(), "{s}: a free thread sleeps as the plain build does");
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! except what the runtime sees: every store in it is an instrumented access (shared memory;
 //! the runtime sees it as a write) or a store to a local that no path from the header reads
 //! before storing it again (a temporary of one iteration), every call is one the runtime sees or that changes nothing
-//! (a mutex operation, `sched_yield`, `pthread_self`, a debug intrinsic; a failed assertion ends
+//! (a mutex operation, `sched_yield`, a sleep, `pthread_self`, a debug intrinsic; a failed assertion ends
 //! the thread), and its header has no phi node (no value carried from one iteration to the
 //! next: the pass runs on unoptimised IR, where locals live in memory and a store to one would
 //! disqualify the loop). For such a loop the pass calls the runtime at the top of the header
@@ -40,6 +40,9 @@ fn harmless_call(name: &str) -> bool {
         "sched_yield", "pthread_yield", "pthread_self", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock",
         "pthread_spin_lock", "pthread_spin_unlock", "pthread_spin_trylock", "pthread_getspecific", "__assert_fail", "abort",
         "reach_error", "__VERIFIER_error",
+        // A sleep changes nothing but the time (and costs none in EXPLORE): a polling loop
+        // that sleeps between its reads is a spin-wait.
+        "sleep", "usleep", "nanosleep", "clock_nanosleep", "thrd_sleep",
     ];
     // `_mm_pause()` (the x86 spin-wait hint) is an intrinsic with no state.
     const PREFIXES: &[&str] = &["llvm.dbg.", "llvm.lifetime.", "llvm.expect", "llvm.assume", "llvm.prefetch", "llvm.x86.sse2.pause"];

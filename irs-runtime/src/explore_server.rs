@@ -304,7 +304,9 @@ fn worker(control: &Control, level: Level) -> Continue {
     ];
     let mut stacks = [(0usize, 0usize); shared_proto::explore_buffer::MAX_THREADS];
     let n = if let Level::Snapshot { .. } = level { scheduler::live_stacks(&mut stacks) } else { 0 };
-    let image = match ProcessImage::capture(&exclude, &stacks[..n]) {
+    // The arguments and the environment the program started with, as it may change them
+    // (`argv[n] = NULL`, `unsetenv`): every execution starts from them as they are here.
+    let image = match ProcessImage::capture(&exclude, &stacks[..n], Some(sv_argv_start())) {
         Ok(image) => image,
         Err(e) => {
             eprintln!("irs-runtime: running one process per execution: {e}");
@@ -323,6 +325,13 @@ fn worker(control: &Control, level: Level) -> Continue {
     }
     control.ready.store(1, Ordering::Relaxed);
     serve_loop(level, Some((&image, control)))
+}
+
+/// Where the initial stack's part that the program may change begins: `argv`'s array (above it:
+/// the environment's, the auxiliary vector and their strings; below it: the frames of the
+/// serving loop, which restores).
+fn sv_argv_start() -> usize {
+    server().argv as usize
 }
 
 /// Read requests and serve them; returns only in a forked child, with what it should do. With

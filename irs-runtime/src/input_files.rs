@@ -9,7 +9,9 @@
 //!   `ENOENT` in every execution). A file the verification cannot capture (a FIFO, a socket, a
 //!   device other than `/dev/null`, `/dev/zero` and `/dev/full`, one longer than the capture
 //!   limit, or an existing file opened for both reading and writing) ends the execution as
-//!   unsupported, naming the call, the file and its source line.
+//!   unsupported, naming the call, the file and its source line. The capture is taken by a
+//!   child process, so that the execution that takes it leaves the program's heap as every
+//!   later one does.
 //! - **ENFORCE** (a production run under the input's verification): before the program reads a
 //!   byte, the file is compared with the capture; the same bytes are read from the capture
 //!   (they cannot change under the program afterwards). A file that differs, or that no
@@ -71,6 +73,37 @@ fn fixed_device(path: &Path) -> bool {
     matches!(path.to_str(), Some("/dev/null" | "/dev/zero" | "/dev/full"))
 }
 
+/// Room for the path of a capture's file (the directory, a 16-digit name and a suffix).
+const CAPTURE_PATH_MAX: usize = 4096;
+
+/// What the captures say of `path`, found with no allocation (`shared_proto::input_files`
+/// names a capture's files by the stable hash of the path): `None` if there is no capture (or
+/// its name does not fit).
+fn lookup_in_place(cfg: &Config, path: &Path, flags: c_int, buf: &mut [u8; CAPTURE_PATH_MAX]) -> Option<Decision> {
+    let dir = cfg.captures.dir().as_os_str().as_bytes();
+    let name = input_files::entry_name_bytes(path);
+    let base = dir.len() + 1 + name.len();
+    if base + ".data".len() + 1 > buf.len() {
+        return None;
+    }
+    buf[..dir.len()].copy_from_slice(dir);
+    buf[dir.len()] = b'/';
+    buf[dir.len() + 1..base].copy_from_slice(&name);
+    let probe = |buf: &mut [u8; CAPTURE_PATH_MAX], suffix: &[u8]| {
+        buf[base..base + suffix.len()].copy_from_slice(suffix);
+        buf[base + suffix.len()] = 0;
+        // SAFETY: `buf` holds a NUL-terminated path (just written).
+        unsafe { libc::access(buf.as_ptr() as *const c_char, libc::F_OK) == 0 }
+    };
+    if probe(buf, b".data") {
+        // SAFETY: a NUL-terminated path, as just probed; the descriptor is the caller's.
+        let fd = unsafe { libc::open(buf.as_ptr() as *const c_char, libc::O_RDONLY | (flags & libc::O_CLOEXEC)) };
+        // SAFETY: errno of this thread.
+        return Some(if fd < 0 { Decision::Fail(unsafe { *libc::__errno_location() }) } else { Decision::Serve(fd) });
+    }
+    probe(buf, b".none").then_some(Decision::Fail(libc::ENOENT))
+}
+
 fn open_capture(data: &Path, flags: c_int) -> Decision {
     let Ok(c) = CString::new(data.as_os_str().as_bytes()) else { return Decision::Fail(libc::EINVAL) };
     // SAFETY: a NUL-terminated path; the descriptor returned is the caller's.
@@ -101,11 +134,19 @@ fn explore(cfg: &Config, path: &Path, flags: c_int, site: u64, call: &str) -> De
         }
         return Decision::Pass;
     }
-    match cfg.captures.lookup(path) {
-        Some(Captured::Bytes(data)) => return open_capture(&data, flags),
-        Some(Captured::Absent) => return Decision::Fail(libc::ENOENT),
-        None => {}
+    // Looked up without allocating, before and after the capture alike: whether this execution
+    // is the first to open the file must not show in the program's heap.
+    let mut buf = [0u8; CAPTURE_PATH_MAX];
+    if let Some(d) = lookup_in_place(cfg, path, flags, &mut buf) {
+        return d;
     }
+    if capture_aside(cfg, path) {
+        if let Some(d) = lookup_in_place(cfg, path, flags, &mut buf) {
+            return d;
+        }
+    }
+    // The capture could not be taken aside: take it here, to end the execution with the reason
+    // (or to go on if it can be taken after all).
     let kept = match input_files::read_input_file(path, cfg.limit) {
         Ok(bytes) => cfg.captures.record(path, bytes.as_deref()),
         Err(why) => unsupported(site, call, format!("{} {why}", path.display())),
@@ -116,6 +157,30 @@ fn explore(cfg: &Config, path: &Path, flags: c_int, site: u64, call: &str) -> De
     match cfg.captures.lookup(path) {
         Some(Captured::Bytes(data)) => open_capture(&data, flags),
         _ => Decision::Fail(libc::ENOENT),
+    }
+}
+
+/// Take the capture of `path` in a child process; whether it was taken. The execution that opens
+/// a file first must leave its memory as every later one does (which finds the capture there):
+/// reading the file and writing its capture allocate, and an execution's heap is the program's,
+/// so a capture taken in the execution would give the program other addresses after it than a
+/// later execution gets (the two runs of one schedule would differ).
+fn capture_aside(cfg: &Config, path: &Path) -> bool {
+    // SAFETY: one OS thread runs an execution (every logical thread is a fiber), so fork is
+    // safe; the child only reads the file, writes its capture and leaves with `_exit`, running
+    // none of the program's exit handlers.
+    unsafe {
+        let pid = libc::fork();
+        if pid == 0 {
+            let ok = matches!(input_files::read_input_file(path, cfg.limit), Ok(bytes) if cfg.captures.record(path, bytes.as_deref()).is_ok());
+            libc::_exit(if ok { 0 } else { 1 });
+        }
+        if pid < 0 {
+            return false;
+        }
+        let mut status = 0;
+        while libc::waitpid(pid, &mut status, 0) < 0 && *libc::__errno_location() == libc::EINTR {}
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
     }
 }
 

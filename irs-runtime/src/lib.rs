@@ -41,6 +41,7 @@ mod sandbox;
 mod scheduler;
 mod semaphore;
 mod serial;
+mod sleeps;
 mod spin_lock;
 mod spin_loop;
 mod stack_pool;

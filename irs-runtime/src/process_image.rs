@@ -11,7 +11,12 @@
 //! image of a paused execution is taken inside that execution's process, and a continuation run
 //! from it must see the heap exactly as the same schedule run from `main` would.
 //!
-//! What is not restored: the stack of the code that restores (no execution runs on it: every
+//! The initial process stack is restored only above the address the caller names (`argv`): the
+//! `argv` and `envp` arrays, the auxiliary vector and the strings they point to, which a program
+//! may change (`argv[n] = NULL`, `unsetenv` on the environment it started with); below lies the
+//! stack of the code that restores.
+//!
+//! What is not restored: the rest of the initial stack (no execution runs on it: every
 //! logical thread is a fiber on its own stack), shared mappings (the explore buffer), the ranges
 //! the caller excludes (the server's request and response buffers, rewritten before each use;
 //! the fiber stacks, of which only the live parts matter), mappings made after the image, and
@@ -108,6 +113,21 @@ fn for_each_writable_private(maps: &[u8], mut f: impl FnMut(usize, usize)) {
     }
 }
 
+/// The end of the `[stack]` mapping if `addr` lies in it, as `/proc/self/maps` lists it.
+fn stack_end_above(maps: &[u8], addr: usize) -> Option<usize> {
+    for line in maps.split(|&c| c == b'\n') {
+        let mut fields = line.split(|&c| c == b' ').filter(|x| !x.is_empty());
+        let Some(range) = fields.next() else { continue };
+        if fields.nth(4) != Some(b"[stack]") {
+            continue;
+        }
+        let dash = range.iter().position(|&c| c == b'-')?;
+        let (a, b) = (hex(&range[..dash])?, hex(&range[dash + 1..])?);
+        return (a <= addr && addr < b).then_some(b);
+    }
+    None
+}
+
 /// Call `f(start, end)` for the parts of `[a, b)` outside every `(start, end)` of `exclude`.
 fn for_each_outside(mut a: usize, b: usize, exclude: &[(usize, usize)], f: &mut impl FnMut(usize, usize)) {
     while a < b {
@@ -176,8 +196,10 @@ fn current_brk() -> usize {
 impl ProcessImage {
     /// Take the image. `exclude`: `(start, length)` ranges not to restore; `include`: `(start,
     /// length)` ranges to restore although they are not private writable mappings of their own
-    /// or are excluded (the live parts of fiber stacks).
-    pub fn capture(exclude: &[(usize, usize)], include: &[(usize, usize)]) -> Result<ProcessImage, String> {
+    /// or are excluded (the live parts of fiber stacks); `stack_from`: the initial stack is
+    /// restored from this address to its end (the address of `argv`'s array, see the module
+    /// documentation), which must lie above every frame of the code that restores.
+    pub fn capture(exclude: &[(usize, usize)], include: &[(usize, usize)], stack_from: Option<usize>) -> Result<ProcessImage, String> {
         let meta_len = MAX_RANGES * std::mem::size_of::<Range>() + MAX_FDS * 4 + MAPS_BYTES;
         let meta = map(meta_len)?;
         let mut image = ProcessImage { meta, meta_len, n_ranges: 0, n_fds: 0, copy: std::ptr::null_mut(), copy_len: 0, brk: current_brk() };
@@ -216,6 +238,10 @@ impl ProcessImage {
             if l > 0 {
                 add(s, s + l);
             }
+        }
+        if let Some(from) = stack_from {
+            let end = stack_end_above(&text[..maps_len], from).ok_or("the arguments are not on the initial stack")?;
+            add(from, end);
         }
         if overflow {
             return Err(format!("more than {MAX_RANGES} memory ranges"));
@@ -314,6 +340,8 @@ mod tests {
 ";
         let mut r = Vec::new();
         for_each_writable_private(maps, |a, b| r.push((a, b)));
+        assert_eq!(stack_end_above(maps, 0x7ffc72eb8000), Some(0x7ffc72eb9000));
+        assert_eq!(stack_end_above(maps, 0x7ffc72e97000), None);
         assert_eq!(r, vec![(0x55865cade000, 0x55865cadf000), (0x55865cadf000, 0x55865cb8f000), (0x55866b32d000, 0x55866b34e000)]);
         let exclude = [(0x55865cae0000, 0x55865cae1000), (0x55866b32d000, 0x55866b34e000), (0x55865cb00000, 0x55865cb01000)];
         let mut s = Vec::new();

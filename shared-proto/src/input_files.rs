@@ -57,8 +57,19 @@ pub fn normalise(base: &Path, path: &Path) -> PathBuf {
 }
 
 fn entry_name(path: &Path) -> String {
+    String::from_utf8(entry_name_bytes(path).to_vec()).expect("hex digits")
+}
+
+/// The name of `path`'s files in the directory (before their suffix), made without allocating
+/// (the runtime looks captures up inside an execution, whose heap is the program's).
+pub fn entry_name_bytes(path: &Path) -> [u8; 16] {
     use std::os::unix::ffi::OsStrExt;
-    format!("{:016x}", crate::hash::stable_hash(path.as_os_str().as_bytes()))
+    let h = crate::hash::stable_hash(path.as_os_str().as_bytes());
+    let mut out = [0u8; 16];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = b"0123456789abcdef"[((h >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    out
 }
 
 impl FileCaptures {
@@ -225,6 +236,14 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn entry_names_are_the_hash_in_hex() {
+        let p = Path::new("/etc/app.conf");
+        let bytes = entry_name_bytes(p);
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(std::str::from_utf8(&bytes).unwrap(), format!("{:016x}", crate::hash::stable_hash(p.as_os_str().as_bytes())));
     }
 
     #[test]

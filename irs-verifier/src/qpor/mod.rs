@@ -20,6 +20,8 @@
 //! is a node of the path (schedules name every step) but no call of Alg. 1, and the walk only
 //! checks that the word's accesses stay ordered by synchronisation.
 
+mod confirm;
+mod divergence;
 mod end_cuts;
 mod nondet;
 
@@ -544,8 +546,8 @@ impl<'a> Verifier<'a> {
         let first = self.run(&anchor)?;
         // The same schedule must give the same run: check once, up front.
         let again = self.run(&anchor)?;
-        if first.trace.events != again.trace.events || first.trace.outcome != again.trace.outcome {
-            return Err(VerifyError::Nondeterministic("two runs of the default schedule differ".into()));
+        if let Some(how) = divergence::first_difference(&first.trace, &again.trace) {
+            return Err(VerifyError::Nondeterministic(format!("two runs of the default schedule differ: {how}")));
         }
         hooks.first(&first);
         let mut first = Some(first);
@@ -558,6 +560,7 @@ impl<'a> Verifier<'a> {
                 Err(VerifyError::Restart(why)) => self.start_over(&why, hooks)?,
                 Err(e) => return Err(e),
                 Ok(stopped) => {
+                    self.confirm_bugs()?;
                     self.refresh_stats();
                     hooks.progress(&self.stats);
                     let races = self.words.found().to_vec();
@@ -1081,9 +1084,16 @@ impl<'a> Verifier<'a> {
                         )))
                     }
                     None => {
+                        let me = self.u.thread(e);
+                        let predicted = w.follow.iter().find(|&&f| self.u.thread(f) == me).map(|&f| {
+                            let a = self.u.action_of(f);
+                            let keys: Vec<_> = a.objects.iter().map(|&o| self.objects.key(o)).collect();
+                            divergence::describe_predicted(self.ex.hello(), a.kind, a.site, &keys)
+                        });
                         return Err(VerifyError::Nondeterministic(format!(
-                            "at step {s}, T{} did not perform the event an earlier run predicted",
-                            step.chosen.0
+                            "at step {s}, this run did {} where an earlier run predicted {}",
+                            divergence::describe_event(self.ex.hello(), &done[0]),
+                            predicted.map_or_else(|| "another event".to_string(), |p| format!("T{} {p}", step.chosen.0))
                         )))
                     }
                 }
