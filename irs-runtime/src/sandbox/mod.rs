@@ -101,7 +101,10 @@ pub fn enter() {
         plan.push(mount_plan::PlannedMount { path: captures, fstype: String::new(), mirror: mount_plan::Mirror::Bind, flags: 0 });
     }
     let view = View::new(&dir, &plan, in_user_namespace);
-    if let Err(e) = view.prepare().and_then(|()| view.build(true)) {
+    if let Some(path) = view.unsupported_path() {
+        fail(&format!("overlayfs cannot take {path} as a lower layer (a ',', ':' or '\\' in its name)"));
+    }
+    if let Err(e) = view.prepare().and_then(|()| view.build()) {
         fail(&view.describe(e));
     }
     // SAFETY: a fresh shared anonymous page (zero-filled atomics are valid), and descriptors of
@@ -121,10 +124,6 @@ pub fn enter() {
     let sb = Sandbox { view, real_root, up_fd, cwd, shared };
     if let Err(e) = sb.record_generation() {
         fail(&e);
-    }
-    let fallbacks = sb.view.read_only_fallbacks();
-    if !fallbacks.is_empty() {
-        eprintln!("irs-runtime: explored executions see {} read-only (overlayfs cannot sit on it)", fallbacks.join(", "));
     }
     if SANDBOX.set(sb).is_err() {
         fail("set up twice");
@@ -225,7 +224,7 @@ impl Sandbox {
         if self.changed() {
             self.leave_view()?;
             self.view.tear_down();
-            self.view.build(false).map_err(|e| self.view.describe(e))?;
+            self.view.build().map_err(|e| self.view.describe(e))?;
             self.record_generation()?;
             self.enter_view()?;
         }

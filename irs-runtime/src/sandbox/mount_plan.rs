@@ -15,7 +15,7 @@
 //!   one) and mounts inside the sandbox's own directory are left out.
 //!
 //! It must never plan a writable view of anything outside the sandbox: a kind it does not know
-//! is treated as data (an overlay), and a mount that cannot be overlaid is bound read-only.
+//! is treated as data (an overlay); a writable mount that cannot be overlaid stops the verifier.
 
 /// How the view mirrors one mount.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,7 +19,6 @@
 
 use super::mount_plan::{Mirror, PlannedMount, PROC_READ_ONLY};
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A failed step of a build: what, where, and the error number (formatted when reported).
 #[derive(Clone, Copy, Debug)]
@@ -38,10 +37,6 @@ struct Op {
     overlay_options: CString,
     upper: CString,
     work: CString,
-    /// The overlay could not be mounted in the first generation (a file system overlayfs
-    /// cannot sit on): bound read-only in every generation instead. Relaxed: written once in
-    /// the server before any fork.
-    read_only_fallback: AtomicBool,
 }
 
 /// Every path and option of a generation, made once.
@@ -73,10 +68,7 @@ impl View {
         for (i, m) in plan.iter().enumerate() {
             let target = if m.path == "/" { root.clone() } else { format!("{root}{}", m.path) };
             let (upper, work) = (format!("{up}/u{i}"), format!("{up}/w{i}"));
-            let mut mirror = m.mirror;
-            if mirror == Mirror::Overlay && !overlay_safe(&m.path) {
-                mirror = Mirror::ReadOnly;
-            }
+            let mirror = m.mirror;
             let options = format!("lowerdir={},upperdir={upper},workdir={work}{}", m.path, if in_user_namespace { ",userxattr" } else { "" });
             ops.push(Op {
                 target: c(&target),
@@ -86,7 +78,6 @@ impl View {
                 overlay_options: c(&options),
                 upper: c(&upper),
                 work: c(&work),
-                read_only_fallback: AtomicBool::new(false),
             });
             paths.push(m.path.clone());
         }
@@ -101,14 +92,16 @@ impl View {
         &self.root
     }
 
-    /// The mounts bound read-only because they could not be overlaid (said once, by the server).
-    pub fn read_only_fallbacks(&self) -> Vec<&str> {
-        self.ops.iter().zip(&self.paths).filter(|(o, _)| o.read_only_fallback.load(Ordering::Relaxed)).map(|(_, p)| p.as_str()).collect()
+    /// A writable mount whose path overlayfs cannot take as a lower layer (a ',', ':' or '\\'
+    /// in it): no view can be built.
+    pub fn unsupported_path(&self) -> Option<&str> {
+        self.ops.iter().zip(&self.paths).find(|(o, p)| o.mirror == Mirror::Overlay && !overlay_safe(p)).map(|(_, p)| p.as_str())
     }
 
     pub fn describe(&self, e: BuildError) -> String {
         let path = self.paths.get(e.path_index).map(String::as_str).unwrap_or("the sandbox directory");
-        format!("{} {path}: {}", e.what, std::io::Error::from_raw_os_error(e.errno))
+        let hint = if e.what == "overlaying" { " (overlayfs cannot sit on it here; as a user without privileges, it cannot sit on a file system with mounts below it, such as /)" } else { "" };
+        format!("{} {path}: {}{hint}", e.what, std::io::Error::from_raw_os_error(e.errno))
     }
 
     /// Cover the sandbox directory with the tmpfs that holds every generation (once, in the
@@ -124,34 +117,24 @@ impl View {
     }
 
     /// Build a generation at `D/root` (the caller has thrown the last one away, and its root
-    /// is the real one, so that the plan's paths name the real mounts). `first`: the first
-    /// generation, where an overlay that cannot be mounted falls back to a read-only bind for
-    /// good.
-    pub fn build(&self, first: bool) -> Result<(), BuildError> {
+    /// is the real one, so that the plan's paths name the real mounts).
+    pub fn build(&self) -> Result<(), BuildError> {
         // SAFETY: mounts and directories inside our private mount namespace; every string is a
         // NUL-terminated path or option made by `new`.
         unsafe {
             check(libc::mount(c"irs-upper".as_ptr(), self.up.as_ptr(), c"tmpfs".as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, self.up_options.as_ptr() as *const libc::c_void), "mounting the upper layers' tmpfs on", usize::MAX)?;
             for (i, op) in self.ops.iter().enumerate() {
-                let mut mirror = op.mirror;
-                if mirror == Mirror::Overlay && op.read_only_fallback.load(Ordering::Relaxed) {
-                    mirror = Mirror::ReadOnly;
-                }
-                match mirror {
+                match op.mirror {
                     Mirror::Overlay => {
                         check(libc::mkdir(op.upper.as_ptr(), 0o755), "making an upper layer for", i)?;
                         check(libc::mkdir(op.work.as_ptr(), 0o700), "making a work directory for", i)?;
+                        // No fallback: a read-only view of a writable file system would
+                        // explore writes that fail where the program's succeed.
                         let r = libc::mount(c"irs-view".as_ptr(), op.target.as_ptr(), c"overlay".as_ptr(), 0, op.overlay_options.as_ptr() as *const libc::c_void);
-                        if r != 0 {
-                            if !first {
-                                return Err(BuildError { what: "overlaying", path_index: i, errno: errno() });
-                            }
-                            op.read_only_fallback.store(true, Ordering::Relaxed);
-                            bind_read_only(&op.source, &op.target, op.flags, i)?;
-                        }
+                        check(r, "overlaying", i)?;
                     }
                     Mirror::ReadOnly => bind_read_only(&op.source, &op.target, op.flags, i)?,
-                    Mirror::Bind => check(libc::mount(op.source.as_ptr(), op.target.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()), "binding", i)?,
+                    Mirror::Bind => check(libc::mount(op.source.as_ptr(), op.target.as_ptr(), std::ptr::null(), libc::MS_BIND | libc::MS_REC, std::ptr::null()), "binding", i)?,
                     Mirror::Proc => {
                         let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
                         if libc::mount(c"proc".as_ptr(), op.target.as_ptr(), c"proc".as_ptr(), flags, std::ptr::null()) != 0 {
@@ -191,13 +174,14 @@ fn check(r: libc::c_int, what: &'static str, path_index: usize) -> Result<(), Bu
     }
 }
 
-/// Bind `source` at `target` and make the bind read-only, keeping the flags a bind may not
-/// drop.
+/// Bind `source` at `target` (with the mounts below it: in a user namespace a bind may not
+/// uncover what they hide; those that matter are mirrored again on top by the plan) and make
+/// the bind read-only, keeping the flags a bind may not drop.
 ///
 /// # Safety
 /// Both are NUL-terminated paths; the caller is in its private mount namespace.
 unsafe fn bind_read_only(source: &CStr, target: &CStr, flags: libc::c_ulong, i: usize) -> Result<(), BuildError> {
-    check(libc::mount(source.as_ptr(), target.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()), "binding", i)?;
+    check(libc::mount(source.as_ptr(), target.as_ptr(), std::ptr::null(), libc::MS_BIND | libc::MS_REC, std::ptr::null()), "binding", i)?;
     let ro = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | flags;
     check(libc::mount(std::ptr::null(), target.as_ptr(), std::ptr::null(), ro, std::ptr::null()), "making read-only", i)
 }
