@@ -274,9 +274,10 @@ enum Command {
         /// unconstrained and is reported unverified).
         #[arg(long, default_value = "serial", value_parser = ["serial", "stop", "free"])]
         divergence: String,
-        /// Under IRS: which environment variables are part of the input: all (every one but
-        /// irs's own IRS_*) or a comma-separated list of names.
-        #[arg(long, default_value = "all")]
+        /// Under IRS: which environment variables are part of the input: read (the ones the
+        /// program reads, found by its verification, and the C library's own: LANG, LC_*,
+        /// TZ, ...), all (every one but irs's own IRS_*) or a comma-separated list of names.
+        #[arg(long, default_value = "read")]
         env: String,
         /// Under IRS: standard input longer than this many bytes is not captured (the run is
         /// then not covered by any verification).
@@ -294,7 +295,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Which environment variables are part of the input (as for `irs run`).
-        #[arg(long, default_value = "all")]
+        #[arg(long, default_value = "read")]
         env: String,
         /// The program (built by `irs cc`) and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]

@@ -22,6 +22,7 @@ mod condvar;
 mod enforcer;
 mod explore_server;
 mod futex;
+mod input_env;
 mod input_files;
 mod leaked_table;
 pub mod fiber;

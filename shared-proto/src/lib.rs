@@ -14,6 +14,7 @@ pub mod explore_buffer;
 pub mod explore_protocol;
 pub mod fx_hash;
 pub mod hash;
+pub mod input_env;
 pub mod input_files;
 pub mod le;
 pub mod ids;

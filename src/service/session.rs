@@ -160,9 +160,9 @@ impl Session {
         };
         let base = Input::new(args, Input::current_env(), opts.env.clone(), &bytes);
         let pstore = ProgramStore::of(id);
-        let (input, pins) = match files::find(&pstore, base, opts.capture_limit) {
-            Ok(files::Found::Stored(input)) => (input, Vec::new()),
-            Ok(files::Found::New { input, pins }) => (input, pins),
+        let (input, pins, whole) = match files::find(&pstore, base, opts.capture_limit) {
+            Ok(files::Found::Stored(input)) => (input, Vec::new(), false),
+            Ok(files::Found::New { input, pins, whole }) => (input, pins, whole),
             Err(why) => {
                 attached(&Attach::Uncoverable(why.clone()));
                 session.uncoverable = Some(why);
@@ -171,7 +171,7 @@ impl Session {
         };
         let store = pstore.input(input.key());
         let kept = pstore.create().and_then(|_| store.save(&input, &bytes)).and_then(|_| {
-            files::pin(&store, &pins).map_err(|e| super::store::StoreError::Write { path: store.files_dir().display().to_string(), reason: e.to_string() })
+            files::pin(&store, &input, &pins, whole).map_err(|e| super::store::StoreError::Write { path: store.files_dir().display().to_string(), reason: e.to_string() })
         });
         if let Err(e) = kept {
             let why = format!("the input cannot be kept for verification ({e})");
