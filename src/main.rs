@@ -261,7 +261,9 @@ enum Command {
         /// first prefix: react at once (--divergence).
         #[arg(long)]
         no_wait: bool,
-        /// Under IRS: how long to wait for the first prefix, in seconds.
+        /// Under IRS: how long to wait for the first prefix of an input no verification covers
+        /// yet, in seconds; 0 is --no-wait (the run reacts at once, --divergence). A wait that
+        /// reaches the limit ends `irs run` with an error.
         #[arg(long, default_value_t = 600.0)]
         wait_limit: f64,
         /// Inject random short delays and yields at callbacks (to shake schedules in tests).
@@ -740,9 +742,11 @@ fn main() -> ExitCode {
         }
         Command::Run { prefix, installed, repeat, every, no_wait, wait_limit, chaos, divergence, env, capture_limit, command } if prefix.is_none() && !installed => {
             let (program, args) = command.split_first().expect("clap requires a program");
-            if !(every >= 0.0 && every.is_finite() && wait_limit > 0.0 && wait_limit.is_finite()) {
+            if !(every >= 0.0 && every.is_finite() && wait_limit >= 0.0 && wait_limit.is_finite()) {
                 return fail("run: --every and --wait-limit must be non-negative numbers of seconds");
             }
+            // Waiting at most 0 s for the first prefix is not waiting: react at once.
+            let no_wait = no_wait || wait_limit == 0.0;
             let env = match irs::service::input::EnvSelection::parse(&env) {
                 Ok(e) => e,
                 Err(e) => return fail(format_args!("run: {e}")),
