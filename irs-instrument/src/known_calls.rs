@@ -78,6 +78,9 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "fopen64", wrapper: "__irs_fopen", kind: SiteKind::InputOpen },
     RoutedCall { name: "freopen", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
     RoutedCall { name: "freopen64", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
+    // `fstat` on a served capture describes the original file (`irs-runtime/src/input_stat.rs`).
+    RoutedCall { name: "fstat", wrapper: "__irs_fstat", kind: SiteKind::InputRead },
+    RoutedCall { name: "fstat64", wrapper: "__irs_fstat64", kind: SiteKind::InputRead },
     // The environment variables a program reads are part of its input (`shared_proto::input_env`).
     RoutedCall { name: "getenv", wrapper: "__irs_getenv", kind: SiteKind::InputRead },
     RoutedCall { name: "secure_getenv", wrapper: "__irs_secure_getenv", kind: SiteKind::InputRead },

@@ -18,7 +18,8 @@
 //!   as it is.
 //!
 //! Everywhere else (no captures given, OFF, RECORD, chaos) the call is the C library's.
-//! Files opened for writing only, directories and file metadata are not part of the input.
+//! Files opened for writing only, directories and file metadata are not part of the input;
+//! `fstat` on a served capture describes the original file (`input_stat`).
 
 use crate::mode::{self, Mode};
 use shared_proto::input_files::{self, Captured, FileCaptures};
@@ -71,7 +72,9 @@ fn fixed_device(path: &Path) -> bool {
     matches!(path.to_str(), Some("/dev/null" | "/dev/zero" | "/dev/full"))
 }
 
-fn open_capture(data: &Path, flags: c_int) -> Decision {
+/// Serve the capture `data` of the file at `original` (`fstat` on it describes the original:
+/// `input_stat`).
+fn open_capture(data: &Path, original: &Path, flags: c_int) -> Decision {
     let Ok(c) = CString::new(data.as_os_str().as_bytes()) else { return Decision::Fail(libc::EINVAL) };
     // SAFETY: a NUL-terminated path; the descriptor returned is the caller's.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | (flags & libc::O_CLOEXEC)) };
@@ -79,6 +82,7 @@ fn open_capture(data: &Path, flags: c_int) -> Decision {
         // SAFETY: errno of this thread.
         Decision::Fail(unsafe { *libc::__errno_location() })
     } else {
+        crate::input_stat::served_copy(fd, original.to_path_buf());
         Decision::Serve(fd)
     }
 }
@@ -102,7 +106,7 @@ fn explore(cfg: &Config, path: &Path, flags: c_int, site: u64, call: &str) -> De
         return Decision::Pass;
     }
     match cfg.captures.lookup(path) {
-        Some(Captured::Bytes(data)) => return open_capture(&data, flags),
+        Some(Captured::Bytes(data)) => return open_capture(&data, path, flags),
         Some(Captured::Absent) => return Decision::Fail(libc::ENOENT),
         None => {}
     }
@@ -114,7 +118,7 @@ fn explore(cfg: &Config, path: &Path, flags: c_int, site: u64, call: &str) -> De
         unsupported(site, call, format!("a capture of {} cannot be kept in {} ({e})", path.display(), cfg.captures.dir().display()));
     }
     match cfg.captures.lookup(path) {
-        Some(Captured::Bytes(data)) => open_capture(&data, flags),
+        Some(Captured::Bytes(data)) => open_capture(&data, path, flags),
         _ => Decision::Fail(libc::ENOENT),
     }
 }
@@ -127,7 +131,7 @@ fn enforce(cfg: &Config, path: &Path, flags: c_int) -> Decision {
         Some(captured) => match input_files::differs(path, &captured, cfg.limit) {
             None => {
                 return match captured {
-                    Captured::Bytes(data) => open_capture(&data, flags),
+                    Captured::Bytes(data) => open_capture(&data, path, flags),
                     Captured::Absent => Decision::Pass,
                 }
             }

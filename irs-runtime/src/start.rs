@@ -58,6 +58,7 @@ pub unsafe extern "C" fn __irs_start(
     }
     crate::input_files::init();
     crate::input_env::init();
+    crate::input_stat::init();
     if mode == Mode::Chaos {
         mode::set(mode);
         thread_flag::set_active(true);

@@ -25,6 +25,7 @@ pub mod prefix_check;
 pub mod prefix_segment;
 pub mod requirement_table;
 pub mod site;
+pub mod stdin_stat;
 pub mod symbolizer;
 pub mod sync_object;
 pub mod trace;

@@ -284,6 +284,40 @@ pub enum StdinCapture {
     Uncapturable { why: String, head: Vec<u8> },
 }
 
+/// What this process's standard input is: the program is served the captured bytes through a
+/// descriptor of the same kind, so that `fstat`, `lseek` and `isatty` answer as they would for
+/// the original (a pipe is a pipe).
+#[derive(Clone, Copy)]
+pub enum StdinOrigin {
+    /// A regular file: served from a sealed in-memory copy, which `fstat` describes as this
+    /// file (`shared_proto::stdin_stat`).
+    File(libc::stat),
+    /// A pipe or FIFO: served through a pipe, refilled with the captured bytes.
+    Pipe,
+    /// A socket: served through a socket pair, refilled with the captured bytes.
+    Socket,
+    /// `/dev/null` (or closed): served `/dev/null`.
+    Null,
+    /// Anything else captured whole (a device): served from a sealed in-memory copy.
+    Other,
+}
+
+/// What this process's standard input is (see [`StdinOrigin`]).
+pub fn stdin_origin() -> StdinOrigin {
+    // SAFETY: fstat fills the struct for descriptor 0 or fails; nothing else is touched.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(0, &mut st) } != 0 {
+        return StdinOrigin::Null;
+    }
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => StdinOrigin::File(st),
+        libc::S_IFIFO => StdinOrigin::Pipe,
+        libc::S_IFSOCK => StdinOrigin::Socket,
+        libc::S_IFCHR if st.st_rdev == libc::makedev(1, 3) => StdinOrigin::Null,
+        _ => StdinOrigin::Other,
+    }
+}
+
 /// Read this process's standard input ahead, at most `limit` bytes.
 pub fn capture_stdin(limit: u64) -> Result<StdinCapture, InputError> {
     // SAFETY: fstat fills the struct for descriptor 0 or fails; nothing else is touched.

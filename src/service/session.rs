@@ -111,8 +111,8 @@ pub enum Attach {
 
 /// The standard input every run of the session gets.
 enum Stdin {
-    /// Served from a sealed in-memory copy.
-    Captured(Vec<u8>),
+    /// The captured bytes, served through a descriptor of the original's kind.
+    Captured(Vec<u8>, input::StdinOrigin),
     /// The terminal, inherited.
     Terminal,
     /// What was read ahead, then the rest of this process's standard input.
@@ -144,8 +144,9 @@ impl Session {
         let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
         let exe = std::path::absolute(&exe).unwrap_or(exe);
         let id = super::program_id(program, args)?;
+        let origin = input::stdin_origin();
         let (stdin, captured) = match input::capture_stdin(opts.capture_limit)? {
-            StdinCapture::Captured(bytes) => (Stdin::Captured(bytes.clone()), Ok(bytes)),
+            StdinCapture::Captured(bytes) => (Stdin::Captured(bytes.clone(), origin), Ok(bytes)),
             StdinCapture::Uncapturable { why, head } if head.is_empty() => (Stdin::Terminal, Err(why)),
             StdinCapture::Uncapturable { why, head } => (Stdin::Relay(head), Err(why)),
         };
@@ -307,9 +308,25 @@ impl Session {
         let _ = std::fs::remove_file(&report_file);
         let (mut cmd, coverage) = self.command(&report_file)?;
         let mut relay = None;
+        // Bytes to write to the program's standard input once it runs, and where.
+        let mut feed: Option<(Vec<u8>, Box<dyn Write + Send>)> = None;
         match &self.stdin {
-            Stdin::Captured(bytes) => {
+            Stdin::Captured(_, input::StdinOrigin::Null) => {
+                cmd.stdin(std::process::Stdio::null());
+            }
+            Stdin::Captured(_, input::StdinOrigin::Pipe) => {
+                cmd.stdin(std::process::Stdio::piped());
+            }
+            Stdin::Captured(bytes, input::StdinOrigin::Socket) => {
+                let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(|e| spawn_err(&self.exe, e))?;
+                cmd.stdin(std::os::fd::OwnedFd::from(theirs));
+                feed = Some((bytes.clone(), Box::new(ours)));
+            }
+            Stdin::Captured(bytes, origin) => {
                 cmd.stdin(input::sealed_memfd(bytes)?);
+                if let input::StdinOrigin::File(st) = origin {
+                    cmd.env(shared_proto::stdin_stat::ENV_STDIN_STAT, shared_proto::stdin_stat::encode(st));
+                }
             }
             Stdin::Terminal => {}
             Stdin::Relay(_) => {
@@ -322,6 +339,16 @@ impl Session {
         }
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| spawn_err(&self.exe, e))?;
+        if let (Stdin::Captured(bytes, input::StdinOrigin::Pipe), Some(to)) = (&self.stdin, child.stdin.take()) {
+            feed = Some((bytes.clone(), Box::new(to)));
+        }
+        // The captured bytes, then the end of the stream when our end is dropped (the program
+        // may stop reading first: the write fails then, and the thread ends).
+        let _feeder = feed.map(|(bytes, mut to)| {
+            std::thread::spawn(move || {
+                let _ = to.write_all(&bytes);
+            })
+        });
         if let (Stdin::Relay(head), Some(mut to)) = (&self.stdin, child.stdin.take()) {
             let head = head.clone();
             // What was read ahead, then the rest as it comes: nothing the user sent is lost.
