@@ -339,8 +339,10 @@ impl Session {
         }
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| spawn_err(&self.exe, e))?;
-        if let (Stdin::Captured(bytes, input::StdinOrigin::Pipe), Some(to)) = (&self.stdin, child.stdin.take()) {
-            feed = Some((bytes.clone(), Box::new(to)));
+        if let Stdin::Captured(bytes, input::StdinOrigin::Pipe) = &self.stdin {
+            if let Some(to) = child.stdin.take() {
+                feed = Some((bytes.clone(), Box::new(to)));
+            }
         }
         // The captured bytes, then the end of the stream when our end is dropped (the program
         // may stop reading first: the write fails then, and the thread ends).
