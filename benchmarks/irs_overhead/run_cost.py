@@ -2,8 +2,10 @@
 """The cost of `irs run` itself over the plain build, with no constraint in force: a trivial
 program (prints a line) whose verification has finished (its prefix is empty), run as
 `./prog` (the instrumented build, no irs mode: the plain path) and as `irs run -- ./prog`,
-interleaved round after round, beside `irs --version` (the irs binary's own start and exit,
-which every `irs run` pays). Medians of wall time, in ms, per irs binary given (side by side).
+interleaved round after round, beside `irs-full run -- ./prog` (the same command from the binary
+with LLVM linked in, which is what `irs` was before its light front: LLVM's static constructors
+and relocations at every start). Medians of wall time, in ms, per irs binary given (side by
+side; `irs-full` is looked for beside each).
 
 Standard library only; from the repository root:
 
@@ -46,18 +48,21 @@ def main():
         st = json.loads(subprocess.run([irs, "status", "--json", str(exe)], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL).stdout)
         assert st["constraints_in_force"] == 0, st
         cfgs.append((irs, exe, env))
-    times = {(irs, what): [] for irs, _, _ in cfgs for what in ("plain", "irs run", "irs --version")}
+    whats = ("plain", "irs run", "irs-full run")
+    times = {(irs, what): [] for irs, _, _ in cfgs for what in whats}
     for _ in range(a.runs):
         for irs, exe, env in cfgs:
+            full = Path(irs).with_name("irs-full")
             times[(irs, "plain")].append(timed([str(exe)], env))
             times[(irs, "irs run")].append(timed([irs, "run", "--", str(exe)], env))
-            times[(irs, "irs --version")].append(timed([irs, "--version"], env))
+            if full.exists():
+                times[(irs, "irs-full run")].append(timed([str(full), "run", "--", str(exe)], env))
     print(f"{a.runs} rounds, interleaved; median wall time in ms (no constraint in force: verification finished, empty prefix)\n")
-    print("| irs | plain `./prog` | `irs run -- ./prog` | overhead of `irs run` | `irs --version` | `irs run` beyond the irs binary's start |")
+    print("| irs | plain `./prog` | `irs run -- ./prog` | cost of `irs run` | `irs-full run -- ./prog` | cost of `irs-full run` |")
     print("|---|---|---|---|---|---|")
     for irs, _, _ in cfgs:
-        m = {w: statistics.median(times[(irs, w)]) for w in ("plain", "irs run", "irs --version")}
-        print(f"| {irs} | {m['plain']:.2f} | {m['irs run']:.2f} | {m['irs run'] - m['plain']:.2f} | {m['irs --version']:.2f} | {m['irs run'] - m['irs --version'] - m['plain']:.2f} |")
+        m = {w: statistics.median(times[(irs, w)]) if times[(irs, w)] else float("nan") for w in whats}
+        print(f"| {irs} | {m['plain']:.2f} | {m['irs run']:.2f} | {m['irs run'] - m['plain']:.2f} | {m['irs-full run']:.2f} | {m['irs-full run'] - m['plain']:.2f} |")
 
 
 if __name__ == "__main__":
