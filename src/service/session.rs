@@ -181,7 +181,9 @@ impl Session {
             return session.refuse_if_stop();
         }
         let status = state::status(&store);
-        if let (Status::Finished(st), None) = (&status, in_force(&store)) {
+        // Read once here (a segment is a table of the verified trace): the runs read it again.
+        let forced = in_force(&store);
+        if let (Status::Finished(st), None) = (&status, &forced) {
             // Its verification ended without a prefix (an unsupported construct, no correct
             // execution to anchor one on): nothing will cover this input's runs.
             let why = format!(
@@ -201,7 +203,7 @@ impl Session {
             queue::enqueue(&pstore, store.key)?;
             worker_started = Some(worker::ensure(&pstore, &exe)?);
         }
-        if in_force(&store).is_some() {
+        if forced.is_some() {
             attached(&Attach::Verified { key: store.key, status });
         } else {
             attached(&Attach::Queued { key: store.key, worker_started: worker_started.flatten() });
@@ -221,7 +223,7 @@ impl Session {
             }
         }
         session.input = Some(store);
-        if session.prefix().is_none() {
+        if forced.is_none() && session.prefix().is_none() {
             return session.refuse_if_stop();
         }
         Ok(session)
