@@ -24,7 +24,7 @@ mod explore_server;
 mod futex;
 mod input_env;
 mod input_files;
-pub mod input_stat;
+mod input_stat;
 mod leaked_table;
 pub mod fiber;
 pub mod fiber_tls;
