@@ -13,7 +13,7 @@
 //! Standard input is captured before `main`: `irs run` reads it to its end (a regular file, a
 //! pipe, a socket; at most a capture limit) and serves the program the captured bytes, so the
 //! bytes the program reads are the bytes the verification explored, by construction, through
-//! a descriptor of the same kind as the original (see `stdin_served`). A terminal cannot be
+//! a descriptor of the same kind as the original (see [`StdinOrigin`]). A terminal cannot be
 //! read ahead, and a stream longer than the limit cannot be captured: such an input is
 //! [`StdinCapture::Uncapturable`], and no verification covers it.
 
