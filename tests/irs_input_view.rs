@@ -140,3 +140,17 @@ fn wait_limit_zero_does_not_wait_and_a_negative_one_is_refused() {
     assert!(!o.status.success() && o.stderr.contains("must be non-negative"), "{}", o.stderr);
     let _ = sh(&d, "\"$IRS\" forget ./mode_env", &[]);
 }
+
+#[test]
+fn the_program_id_read_from_the_binary_is_the_one_its_runtime_says() {
+    let d = scratch("irs_input_view/program_id");
+    // Two modules, one of them without threads: every record counts, in order.
+    std::fs::write(d.join("a.c"), "int helper(int x) { return x + 1; }\n").unwrap();
+    std::fs::write(d.join("b.c"), "#include <stdio.h>\nint helper(int);\nint main(void) { printf(\"%d\\n\", helper(1)); return 0; }\n").unwrap();
+    irs_cc(&d, &["-O1", "-o", "two", "a.c", "b.c"]).unwrap();
+    let prog = d.join("two");
+    let from_file = irs_service::instrumented_binary::program_id(&prog).unwrap();
+    let ex = irs::replay::executor(&prog.display().to_string(), &[], Default::default()).unwrap();
+    assert_eq!(from_file, ex.hello().program_id);
+    assert_eq!(irs::service::program_id(&prog.display().to_string(), &[]).unwrap(), from_file);
+}
