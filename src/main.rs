@@ -242,50 +242,7 @@ enum Command {
     },
     /// Run an instrumented program under an admissible prefix (ENFORCE): every run contains
     /// the verified prefix before anything else happens. Exits with the program's code.
-    Run {
-        /// The prefix (from `irs constrain`). Without --prefix or --installed the program runs
-        /// under IRS: its background verifier is started (or attached to) and every run follows
-        /// the latest prefix it published.
-        #[arg(long, conflicts_with = "installed")]
-        prefix: Option<PathBuf>,
-        /// Use the prefix installed for this program (/dev/shm/irs-<program-id>).
-        #[arg(long)]
-        installed: bool,
-        /// Under IRS: run the program this many times.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-        repeat: u64,
-        /// Under IRS: seconds between runs.
-        #[arg(long, default_value_t = 0.0)]
-        every: f64,
-        /// Under IRS: when no verification covers the run's input yet, do not wait for its
-        /// first prefix: react at once (--divergence).
-        #[arg(long)]
-        no_wait: bool,
-        /// Under IRS: how long to wait for the first prefix, in seconds.
-        #[arg(long, default_value_t = 600.0)]
-        wait_limit: f64,
-        /// Inject random short delays and yields at callbacks (to shake schedules in tests).
-        #[arg(long)]
-        chaos: bool,
-        /// What a run does where no verification covers it (it leaves the verified trace, or
-        /// its input is not verified and --no-wait, or cannot be captured): serial (the rest
-        /// runs one thread at a time by the verifier's default policy: deterministic and
-        /// replayable, not verified), stop (abort; or do not start), free (the rest runs
-        /// unconstrained and is reported unverified).
-        #[arg(long, default_value = "serial", value_parser = ["serial", "stop", "free"])]
-        divergence: String,
-        /// Under IRS: which environment variables are part of the input: all (every one but
-        /// irs's own IRS_*) or a comma-separated list of names.
-        #[arg(long, default_value = "all")]
-        env: String,
-        /// Under IRS: standard input longer than this many bytes is not captured (the run is
-        /// then not covered by any verification).
-        #[arg(long, default_value_t = irs::service::input::DEFAULT_CAPTURE_LIMIT)]
-        capture_limit: u64,
-        /// The program (built by `irs cc`) and its arguments, after `--`.
-        #[arg(required = true, last = true)]
-        command: Vec<String>,
-    },
+    Run(irs_service::run_cli::RunArgs),
     /// How the verification of a program stands (started by `irs run`): every input seen so
     /// far with its verdict and the constraints in force, the queue, and which input is this
     /// command's (its arguments, environment and standard input, taken as `irs run` takes them).
@@ -294,7 +251,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Which environment variables are part of the input (as for `irs run`).
-        #[arg(long, default_value = "all")]
+        #[arg(long, default_value = "read")]
         env: String,
         /// The program (built by `irs cc`) and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
@@ -737,91 +694,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("constrain: {e}")),
             }
         }
-        Command::Run { prefix, installed, repeat, every, no_wait, wait_limit, chaos, divergence, env, capture_limit, command } if prefix.is_none() && !installed => {
-            let (program, args) = command.split_first().expect("clap requires a program");
-            if !(every >= 0.0 && every.is_finite() && wait_limit > 0.0 && wait_limit.is_finite()) {
-                return fail("run: --every and --wait-limit must be non-negative numbers of seconds");
-            }
-            let env = match irs::service::input::EnvSelection::parse(&env) {
-                Ok(e) => e,
-                Err(e) => return fail(format_args!("run: {e}")),
-            };
-            let opts = irs::service::RunOptions {
-                repeat,
-                every: std::time::Duration::from_secs_f64(every),
-                no_wait,
-                wait_limit: std::time::Duration::from_secs_f64(wait_limit),
-                chaos,
-                reaction: irs::service::Reaction::parse(&divergence).expect("clap checks the values"),
-                env,
-                capture_limit,
-            };
-            let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            let mut last = 0;
-            let result = irs::service::run_under_irs(
-                program,
-                args,
-                &opts,
-                |a| match a {
-                    irs::service::Attach::Verified { key, status: irs::service::Status::Finished(s) } => {
-                        eprintln!("irs: input {key} of {program}: verification finished ({})", s.verdict.as_deref().unwrap_or("?"))
-                    }
-                    irs::service::Attach::Verified { key, status } => eprintln!("irs: input {key} of {program}: verifier {}", status.word()),
-                    irs::service::Attach::Queued { key, worker_started } => eprintln!(
-                        "irs: input {key} of {program} is not verified yet: queued for verification{}{}",
-                        if worker_started.is_some() { " (background verifier started)" } else { "" },
-                        if opts.no_wait { "" } else { "; waiting for its first prefix" }
-                    ),
-                    irs::service::Attach::Uncoverable(why) => eprintln!("irs: no verification can cover this run: {why}"),
-                },
-                |r| {
-                    last = irs::launch::exit_code(r.status);
-                    let st = r.state.clone().unwrap_or_default();
-                    let line = format!(
-                        "irs run {}/{repeat}: {} in {:.1} ms | {} | traces explored {} | relaxations {} | violations found {}",
-                        r.index + 1,
-                        irs::launch::describe(r.status),
-                        r.micros as f64 / 1000.0,
-                        match &r.coverage {
-                            irs::service::Coverage::Verified(p) => format!("{} constraints in force", p.constraints),
-                            irs::service::Coverage::Serialised(_) => "SERIALISED (not verified)".into(),
-                            irs::service::Coverage::Unverified(_) => "UNVERIFIED".into(),
-                        },
-                        st.traces,
-                        st.published.saturating_sub(1),
-                        st.violations.len()
-                    );
-                    if tty {
-                        eprint!("\r{line}   ");
-                    } else {
-                        eprintln!("{line}");
-                    }
-                    if let Some(left) = &r.left {
-                        if tty {
-                            eprintln!();
-                        }
-                        eprintln!("irs: run {}: {left}", r.index + 1);
-                    }
-                },
-            );
-            if tty {
-                eprintln!();
-            }
-            match result {
-                Ok(runs) => {
-                    let not_verified = runs.iter().filter(|r| r.constraints().is_none() || r.left.is_some()).count();
-                    if not_verified > 0 {
-                        let why = runs.iter().find_map(|r| match &r.coverage {
-                            irs::service::Coverage::Serialised(w) | irs::service::Coverage::Unverified(w) => Some(w.clone()),
-                            irs::service::Coverage::Verified(_) => None,
-                        });
-                        eprintln!("irs: warning: {not_verified} of {} runs were not verified{}", runs.len(), why.map(|w| format!(" ({w})")).unwrap_or_default());
-                    }
-                    exit_code(last)
-                }
-                Err(e) => fail(format_args!("run: {e}")),
-            }
-        }
+        Command::Run(args) if args.under_irs() => irs_service::run_cli::run_under_irs(args),
         Command::Worker { command } => {
             let exe = PathBuf::from(&command[0]);
             let id = match irs::service::program_id(&command[0], &[]) {
@@ -861,7 +734,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("status: {e}")),
             }
         }
-        Command::Run { prefix, installed: _, repeat: _, every: _, no_wait: _, wait_limit: _, chaos, divergence, env: _, capture_limit: _, command } => {
+        Command::Run(irs_service::run_cli::RunArgs { prefix, chaos, divergence, command, .. }) => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let prefix_abs = match prefix {
                 Some(p) => {

@@ -22,7 +22,7 @@ impl RoutedCall {
     /// `pthread_once` are the runtime's own in every thread, so that a free thread and a
     /// constrained one use one implementation of an object (issue 20).
     pub fn needed_when_free(&self) -> bool {
-        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen | SiteKind::Sync)
+        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen | SiteKind::InputRead | SiteKind::Sync)
     }
 }
 
@@ -78,6 +78,12 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "fopen64", wrapper: "__irs_fopen", kind: SiteKind::InputOpen },
     RoutedCall { name: "freopen", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
     RoutedCall { name: "freopen64", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
+    // `fstat` on a served capture describes the original file (`irs-runtime/src/input_stat.rs`).
+    RoutedCall { name: "fstat", wrapper: "__irs_fstat", kind: SiteKind::InputRead },
+    RoutedCall { name: "fstat64", wrapper: "__irs_fstat64", kind: SiteKind::InputRead },
+    // The environment variables a program reads are part of its input (`shared_proto::input_env`).
+    RoutedCall { name: "getenv", wrapper: "__irs_getenv", kind: SiteKind::InputRead },
+    RoutedCall { name: "secure_getenv", wrapper: "__irs_secure_getenv", kind: SiteKind::InputRead },
     // Mutex variants and spin locks are mutex operations (issue 20).
     RoutedCall { name: "pthread_mutex_timedlock", wrapper: "__irs_pthread_mutex_timedlock", kind: SiteKind::TryLock },
     RoutedCall { name: "pthread_mutex_clocklock", wrapper: "__irs_pthread_mutex_clocklock", kind: SiteKind::TryLock },

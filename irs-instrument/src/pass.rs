@@ -34,6 +34,8 @@ use shared_proto::{AccessKind, ModuleSites, SiteId, SiteInfo, SiteKind, Violatio
 const GUARD_BEFORE: &str = "__irs_guard_before";
 /// Called before a function EXPLORE does not model (see `known_calls::unsupported_call`).
 const UNSUPPORTED_HOOK: &str = "__irs_unsupported_call";
+/// Called before the program reads its environment whole (`input_env` in the runtime).
+const ENVIRON_HOOK: &str = "__irs_environ_read";
 const GUARD_AFTER: &str = "__irs_guard_after";
 const GUARD_LOOP_HEAD: &str = "__irs_guard_loop_head";
 const GUARD_LOOP_ENTER: &str = "__irs_guard_loop_enter";
@@ -70,6 +72,8 @@ enum Action {
     Sv { inst: Val, call: SvCall, site: u32 },
     /// A call of a function EXPLORE does not model (`known_calls::unsupported_call`).
     Unsupported { inst: Val, site: u32 },
+    /// A use of `environ` (or `main`'s third argument): the whole environment is input.
+    EnvironRead { inst: Val, site: u32 },
     /// A spin candidate's header (`head`: at its top) or an edge into it from outside (at the
     /// terminator of the block it leaves; `spin_loops`).
     Loop { inst: Val, site: u32, head: bool },
@@ -84,6 +88,7 @@ impl Action {
             | Action::Violation { inst, .. }
             | Action::Sv { inst, .. }
             | Action::Unsupported { inst, .. }
+            | Action::EnvironRead { inst, .. }
             | Action::Loop { inst, .. } => inst,
         }
     }
@@ -98,6 +103,7 @@ impl Action {
             | Action::Violation { inst, .. }
             | Action::Sv { inst, .. }
             | Action::Unsupported { inst, .. }
+            | Action::EnvironRead { inst, .. }
             | Action::Loop { inst, .. } => *inst = copy,
         }
         self
@@ -111,6 +117,8 @@ impl Action {
             Action::Route { route, .. } => route.needed_when_free(),
             // The SV-COMP functions exist only in the runtime: a plain body calls it too.
             Action::Violation { .. } | Action::Sv { .. } => true,
+            // The environment is input in every thread, like the files it opens.
+            Action::EnvironRead { .. } => true,
             Action::Unsupported { .. } | Action::Loop { .. } => false,
         }
     }
@@ -179,8 +187,22 @@ impl<'m, 'ctx> Planner<'m, 'ctx> {
         ir::store_size(self.module.as_mut_ptr(), v.type_ref())
     }
 
+    /// Does `inst` use the C library's `environ` (the whole environment)?
+    fn uses_environ(inst: Val) -> bool {
+        (0..inst.num_operands()).filter_map(|i| inst.operand(i)).any(|o| o.is_global_variable() && matches!(o.name().as_str(), "environ" | "__environ" | "_environ"))
+    }
+
+    /// Before `inst`, the program reads its whole environment.
+    fn environ_read(&mut self, inst: Val, what: &str) {
+        let site = self.add_site(inst, SiteKind::InputRead, what.to_string());
+        self.actions.push(Action::EnvironRead { inst, site });
+    }
+
     fn plan_instruction(&mut self, inst: Val) {
         let Some(op) = inst.opcode() else { return };
+        if Self::uses_environ(inst) {
+            self.environ_read(inst, "environ");
+        }
         match op {
             LLVMOpcode::LLVMLoad => {
                 let addr = inst.operand(0).expect("load has an address");
@@ -287,6 +309,11 @@ pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, so
         module,
     };
     for f in module.get_functions() {
+        // A `main` that uses its third argument reads the environment whole.
+        let envp_used = f.get_name().to_bytes() == b"main" && f.get_nth_param(2).is_some_and(|p| !Val(p.as_value_ref()).uses().is_empty());
+        if let Some(first) = f.get_first_basic_block().and_then(|b| b.get_first_instruction()).filter(|_| envp_used) {
+            planner.environ_read(Val(first.as_value_ref()), "main's environment argument");
+        }
         for bb in f.get_basic_blocks() {
             for inst in bb.get_instructions() {
                 planner.plan_instruction(Val(inst.as_value_ref()));
@@ -576,9 +603,10 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 self.call_at(inst, f, &args)?;
             }
             Action::Sv { inst, call, site } => self.apply_sv(inst, call, site)?,
-            Action::Unsupported { inst, site } => {
+            Action::Unsupported { inst, site } | Action::EnvironRead { inst, site } => {
+                let hook = if matches!(action, Action::EnvironRead { .. }) { ENVIRON_HOOK } else { UNSUPPORTED_HOOK };
                 let i64t = self.context.i64_type();
-                let f = self.runtime_fn(UNSUPPORTED_HOOK, self.context.void_type().fn_type(&[i64t.into()], false));
+                let f = self.runtime_fn(hook, self.context.void_type().fn_type(&[i64t.into()], false));
                 self.builder.position_before(&self.inst(inst));
                 self.call_at(inst, f, &[self.site_const(site)])?;
             }

@@ -20,7 +20,8 @@
 //!   as it is.
 //!
 //! Everywhere else (no captures given, OFF, RECORD, chaos) the call is the C library's.
-//! Files opened for writing only, directories and file metadata are not part of the input.
+//! Files opened for writing only, directories and file metadata are not part of the input;
+//! `fstat` on a served capture describes the original file (`input_stat`).
 
 use crate::mode::{self, Mode};
 use shared_proto::input_files::{self, Captured, FileCaptures};
@@ -98,13 +99,19 @@ fn lookup_in_place(cfg: &Config, path: &Path, flags: c_int, buf: &mut [u8; CAPTU
     if probe(buf, b".data") {
         // SAFETY: a NUL-terminated path, as just probed; the descriptor is the caller's.
         let fd = unsafe { libc::open(buf.as_ptr() as *const c_char, libc::O_RDONLY | (flags & libc::O_CLOEXEC)) };
-        // SAFETY: errno of this thread.
-        return Some(if fd < 0 { Decision::Fail(unsafe { *libc::__errno_location() }) } else { Decision::Serve(fd) });
+        if fd < 0 {
+            // SAFETY: errno of this thread.
+            return Some(Decision::Fail(unsafe { *libc::__errno_location() }));
+        }
+        crate::input_stat::served_copy(fd, path.to_path_buf());
+        return Some(Decision::Serve(fd));
     }
     probe(buf, b".none").then_some(Decision::Fail(libc::ENOENT))
 }
 
-fn open_capture(data: &Path, flags: c_int) -> Decision {
+/// Serve the capture `data` of the file at `original` (`fstat` on it describes the original:
+/// `input_stat`).
+fn open_capture(data: &Path, original: &Path, flags: c_int) -> Decision {
     let Ok(c) = CString::new(data.as_os_str().as_bytes()) else { return Decision::Fail(libc::EINVAL) };
     // SAFETY: a NUL-terminated path; the descriptor returned is the caller's.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | (flags & libc::O_CLOEXEC)) };
@@ -112,6 +119,7 @@ fn open_capture(data: &Path, flags: c_int) -> Decision {
         // SAFETY: errno of this thread.
         Decision::Fail(unsafe { *libc::__errno_location() })
     } else {
+        crate::input_stat::served_copy(fd, original.to_path_buf());
         Decision::Serve(fd)
     }
 }
@@ -155,7 +163,7 @@ fn explore(cfg: &Config, path: &Path, flags: c_int, site: u64, call: &str) -> De
         unsupported(site, call, format!("a capture of {} cannot be kept in {} ({e})", path.display(), cfg.captures.dir().display()));
     }
     match cfg.captures.lookup(path) {
-        Some(Captured::Bytes(data)) => open_capture(&data, flags),
+        Some(Captured::Bytes(data)) => open_capture(&data, path, flags),
         _ => Decision::Fail(libc::ENOENT),
     }
 }
@@ -192,7 +200,7 @@ fn enforce(cfg: &Config, path: &Path, flags: c_int) -> Decision {
         Some(captured) => match input_files::differs(path, &captured, cfg.limit) {
             None => {
                 return match captured {
-                    Captured::Bytes(data) => open_capture(&data, flags),
+                    Captured::Bytes(data) => open_capture(&data, path, flags),
                     Captured::Absent => Decision::Pass,
                 }
             }

@@ -57,6 +57,8 @@ pub unsafe extern "C" fn __irs_start(
         return user_main(argc, argv, envp);
     }
     crate::input_files::init();
+    crate::input_env::init();
+    crate::input_stat::init();
     if mode == Mode::Chaos {
         mode::set(mode);
         thread_flag::set_active(true);

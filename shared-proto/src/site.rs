@@ -38,6 +38,9 @@ pub enum SiteKind {
     /// `open`, `openat`, `fopen`, `freopen`: a file opened for reading is part of the input
     /// (issue 19; `shared_proto::input_files`).
     InputOpen,
+    /// `getenv`, `secure_getenv`, a use of `environ`: the environment variables read are part
+    /// of the input (`shared_proto::input_env`).
+    InputRead,
     /// Condition variables, semaphores, rwlocks, barriers, `pthread_once`: built by the runtime
     /// from locks and choices (issue 20; `shared_proto::sync_object`).
     Sync,
@@ -68,6 +71,7 @@ impl SiteKind {
             SiteKind::Nondet => "nondet",
             SiteKind::Unsupported => "unsupported-call",
             SiteKind::InputOpen => "input-open",
+            SiteKind::InputRead => "input-read",
             SiteKind::Sync => "sync",
             SiteKind::SpinLoop => "spin-loop",
         }

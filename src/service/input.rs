@@ -1,15 +1,21 @@
-//! What a verification covers (DESIGN §4 "Inputs"; issue 19): one *input* of the program, that
-//! is its arguments, its environment (all of it but irs's own `IRS_*` variables, or a subset the
-//! user names), its working directory, every byte it reads on standard input and the files it
-//! opens for reading (see `files`). An input is named by an [`InputKey`]; each input has its
-//! own verification (see `store`).
+//! What a verification covers (DESIGN §4 "Inputs"): one *input* of the program, that is its
+//! arguments, its working directory, every byte it reads on standard input, the files it opens
+//! for reading (see `files`) and the environment variables it reads (`getenv`,
+//! `secure_getenv`; all of them when it reads `environ`; see `shared_proto::input_env`), plus
+//! the variables the C library reads for it (locale, time zone, ...). Which variables a
+//! program reads is known once its verification has run, like the files it opens: the stored
+//! input keeps the whole environment it was made with (its verification runs with it), and a
+//! run is on that input when the variables its verification read hold the same values now
+//! (`files::find`). `--env all` keys on every variable but irs's own instead, and `--env
+//! A,B` on the ones named. An input is named by an [`InputKey`]; each input has its own
+//! verification (see `store`).
 //!
 //! Standard input is captured before `main`: `irs run` reads it to its end (a regular file, a
-//! pipe, a socket; at most a capture limit) and serves the program the captured bytes from a
-//! sealed in-memory file, so the bytes the program reads are the bytes the verification
-//! explored, by construction. A terminal cannot be read ahead, and a stream longer than the
-//! limit cannot be captured: such an input is [`StdinCapture::Uncapturable`], and no
-//! verification covers it.
+//! pipe, a socket; at most a capture limit) and serves the program the captured bytes, so the
+//! bytes the program reads are the bytes the verification explored, by construction, through
+//! a descriptor of the same kind as the original (see [`StdinOrigin`]). A terminal cannot be
+//! read ahead, and a stream longer than the limit cannot be captured: such an input is
+//! [`StdinCapture::Uncapturable`], and no verification covers it.
 
 use serde::{Deserialize, Serialize};
 use shared_proto::hash::StableHasher;
@@ -41,22 +47,26 @@ impl std::str::FromStr for InputKey {
 /// Which environment variables are part of the input.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EnvSelection {
-    /// Every variable but irs's own (`IRS_*`): the default, and the only safe one when it is not
-    /// known which variables the program (or its C library) reads.
+    /// Every variable but irs's own (`IRS_*`), whether the program reads it or not.
     All,
+    /// The variables the program reads (found by its verification), and the ones the C library
+    /// reads for it: the default.
+    Read,
     /// Only these: the user asserts that the program's behaviour depends on no other.
     Only(Vec<String>),
 }
 
 impl EnvSelection {
-    /// `all`, or a comma-separated list of names.
+    /// `read`, `all`, or a comma-separated list of names.
     pub fn parse(text: &str) -> Result<EnvSelection, String> {
-        if text.trim() == "all" {
-            return Ok(EnvSelection::All);
+        match text.trim() {
+            "all" => return Ok(EnvSelection::All),
+            "read" => return Ok(EnvSelection::Read),
+            _ => {}
         }
         let names: Vec<String> = text.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
         if names.iter().any(|n| n.contains('=')) {
-            return Err(format!("--env {text}: names of variables, comma-separated (or `all`)"));
+            return Err(format!("--env {text}: names of variables, comma-separated (or `read`, or `all`)"));
         }
         Ok(EnvSelection::Only(names))
     }
@@ -64,6 +74,7 @@ impl EnvSelection {
     fn selects(&self, name: &str) -> bool {
         match self {
             EnvSelection::All => !is_irs_variable(name),
+            EnvSelection::Read => shared_proto::input_env::read_by_the_c_library(name),
             EnvSelection::Only(names) => names.iter().any(|n| n == name),
         }
     }
@@ -127,6 +138,13 @@ pub struct Input {
     /// captured in its `files/` directory and checked by every run, without being pinned here.
     #[serde(default)]
     pub files: Vec<PinnedFile>,
+    /// Variables pinned when the input was made (with `EnvSelection::Read`): where an earlier
+    /// verification of the same arguments, standard input and working directory read
+    /// variables that hold other values now, the new input is those variables as they are now
+    /// (`None`: unset), sorted by name. Variables its own verification reads first are kept
+    /// with its captures (`shared_proto::input_env`), without being pinned here.
+    #[serde(default)]
+    pub env_pins: Vec<(String, Option<String>)>,
 }
 
 impl Input {
@@ -146,7 +164,7 @@ impl Input {
     pub fn new(args: &[String], env: Vec<(String, String)>, env_selection: EnvSelection, stdin: &[u8]) -> Input {
         let stdin = if stdin.is_empty() { StdinContent::Empty } else { StdinContent::Bytes { len: stdin.len() as u64, hash: shared_proto::hash::stable_hash(stdin) } };
         let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
-        Input { args: args.to_vec(), env, env_selection, stdin, cwd, files: Vec::new() }
+        Input { args: args.to_vec(), env, env_selection, stdin, cwd, files: Vec::new(), env_pins: Vec::new() }
     }
 
     /// The variables the key covers.
@@ -165,6 +183,9 @@ impl Input {
             field(a.as_bytes());
         }
         field(b"env");
+        if self.env_selection == EnvSelection::Read {
+            field(b"read");
+        }
         for (k, v) in self.selected_env() {
             field(k.as_bytes());
             field(v.as_bytes());
@@ -192,6 +213,19 @@ impl Input {
                 }
             }
         }
+        if !self.env_pins.is_empty() {
+            field(b"env-pins");
+            for (k, v) in &self.env_pins {
+                field(k.as_bytes());
+                match v {
+                    None => field(b"unset"),
+                    Some(v) => {
+                        field(b"set");
+                        field(v.as_bytes());
+                    }
+                }
+            }
+        }
         InputKey(h.finish())
     }
 
@@ -199,13 +233,14 @@ impl Input {
     /// same standard input (its bytes are compared by the caller, see `store`), same working
     /// directory and pinned files.
     pub fn same_as(&self, other: &Input) -> bool {
-        self.same_base(other) && self.files == other.files
+        self.same_base(other) && self.files == other.files && self.env_pins == other.env_pins
     }
 
-    /// The same input but for the files pinned: the same arguments, selected variables,
-    /// standard input and working directory.
+    /// The same input but for the files and variables pinned: the same arguments, selected
+    /// variables, standard input and working directory.
     pub fn same_base(&self, other: &Input) -> bool {
-        self.args == other.args && self.stdin == other.stdin && self.cwd == other.cwd && self.selected_env().eq(other.selected_env())
+        let read = |i: &Input| i.env_selection == EnvSelection::Read;
+        self.args == other.args && self.stdin == other.stdin && self.cwd == other.cwd && read(self) == read(other) && self.selected_env().eq(other.selected_env())
     }
 
     /// One line for people: the arguments, the standard input, how many variables.
@@ -217,6 +252,11 @@ impl Input {
         };
         let env = match &self.env_selection {
             EnvSelection::All => format!("{} environment variables", self.selected_env().count()),
+            EnvSelection::Read if self.env_pins.is_empty() => "the environment variables it reads".to_string(),
+            EnvSelection::Read => format!(
+                "the environment variables it reads, pinned: {}",
+                self.env_pins.iter().map(|(k, v)| v.as_ref().map_or(format!("{k} unset"), |v| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
+            ),
             EnvSelection::Only(names) => format!("environment {}", names.iter().map(|n| format!("{n}={}", self.env.iter().find(|(k, _)| k == n).map_or("(unset)", |(_, v)| v.as_str()))).collect::<Vec<_>>().join(" ")),
         };
         let files = match self.files.len() {
@@ -242,6 +282,40 @@ pub enum StdinCapture {
     /// Not capturable: why, and what was read of it already (the program still gets those
     /// bytes, then the rest of the stream: nothing is lost).
     Uncapturable { why: String, head: Vec<u8> },
+}
+
+/// What this process's standard input is: the program is served the captured bytes through a
+/// descriptor of the same kind, so that `fstat`, `lseek` and `isatty` answer as they would for
+/// the original (a pipe is a pipe).
+#[derive(Clone, Copy)]
+pub enum StdinOrigin {
+    /// A regular file: served from a sealed in-memory copy, which `fstat` describes as this
+    /// file (`shared_proto::stdin_stat`).
+    File(libc::stat),
+    /// A pipe or FIFO: served through a pipe, refilled with the captured bytes.
+    Pipe,
+    /// A socket: served through a socket pair, refilled with the captured bytes.
+    Socket,
+    /// `/dev/null` (or closed): served `/dev/null`.
+    Null,
+    /// Anything else captured whole (a device): served from a sealed in-memory copy.
+    Other,
+}
+
+/// What this process's standard input is (see [`StdinOrigin`]).
+pub fn stdin_origin() -> StdinOrigin {
+    // SAFETY: fstat fills the struct for descriptor 0 or fails; nothing else is touched.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(0, &mut st) } != 0 {
+        return StdinOrigin::Null;
+    }
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => StdinOrigin::File(st),
+        libc::S_IFIFO => StdinOrigin::Pipe,
+        libc::S_IFSOCK => StdinOrigin::Socket,
+        libc::S_IFCHR if st.st_rdev == libc::makedev(1, 3) => StdinOrigin::Null,
+        _ => StdinOrigin::Other,
+    }
 }
 
 /// Read this process's standard input ahead, at most `limit` bytes.

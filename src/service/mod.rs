@@ -50,8 +50,13 @@ pub enum ServiceError {
     NotCovered(String),
 }
 
-/// The program id of an instrumented binary (its fork server says it in its hello).
+/// The program id of an instrumented binary, read from its module records as its runtime
+/// computes it (starting the program to hear its hello cost a run of it). A file that cannot be
+/// read that way is started, so that its error is the executor's.
 pub fn program_id(program: &str, args: &[String]) -> Result<ProgramId, ServiceError> {
+    if let Ok(id) = crate::launch::resolve_program(program).map_err(|_| ()).and_then(|p| irs_instrument::instrumented_binary::program_id(&p).map_err(|_| ())) {
+        return Ok(id);
+    }
     let ex = executor(program, args, ExecOptions::default())?;
     Ok(ex.hello().program_id)
 }

@@ -111,8 +111,8 @@ pub enum Attach {
 
 /// The standard input every run of the session gets.
 enum Stdin {
-    /// Served from a sealed in-memory copy.
-    Captured(Vec<u8>),
+    /// The captured bytes, served through a descriptor of the original's kind.
+    Captured(Vec<u8>, input::StdinOrigin),
     /// The terminal, inherited.
     Terminal,
     /// What was read ahead, then the rest of this process's standard input.
@@ -144,8 +144,9 @@ impl Session {
         let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
         let exe = std::path::absolute(&exe).unwrap_or(exe);
         let id = super::program_id(program, args)?;
+        let origin = input::stdin_origin();
         let (stdin, captured) = match input::capture_stdin(opts.capture_limit)? {
-            StdinCapture::Captured(bytes) => (Stdin::Captured(bytes.clone()), Ok(bytes)),
+            StdinCapture::Captured(bytes) => (Stdin::Captured(bytes.clone(), origin), Ok(bytes)),
             StdinCapture::Uncapturable { why, head } if head.is_empty() => (Stdin::Terminal, Err(why)),
             StdinCapture::Uncapturable { why, head } => (Stdin::Relay(head), Err(why)),
         };
@@ -160,9 +161,9 @@ impl Session {
         };
         let base = Input::new(args, Input::current_env(), opts.env.clone(), &bytes);
         let pstore = ProgramStore::of(id);
-        let (input, pins) = match files::find(&pstore, base, opts.capture_limit) {
-            Ok(files::Found::Stored(input)) => (input, Vec::new()),
-            Ok(files::Found::New { input, pins }) => (input, pins),
+        let (input, pins, whole) = match files::find(&pstore, base, opts.capture_limit) {
+            Ok(files::Found::Stored(input)) => (input, Vec::new(), false),
+            Ok(files::Found::New { input, pins, whole }) => (input, pins, whole),
             Err(why) => {
                 attached(&Attach::Uncoverable(why.clone()));
                 session.uncoverable = Some(why);
@@ -171,7 +172,7 @@ impl Session {
         };
         let store = pstore.input(input.key());
         let kept = pstore.create().and_then(|_| store.save(&input, &bytes)).and_then(|_| {
-            files::pin(&store, &pins).map_err(|e| super::store::StoreError::Write { path: store.files_dir().display().to_string(), reason: e.to_string() })
+            files::pin(&store, &input, &pins, whole).map_err(|e| super::store::StoreError::Write { path: store.files_dir().display().to_string(), reason: e.to_string() })
         });
         if let Err(e) = kept {
             let why = format!("the input cannot be kept for verification ({e})");
@@ -180,7 +181,9 @@ impl Session {
             return session.refuse_if_stop();
         }
         let status = state::status(&store);
-        if let (Status::Finished(st), None) = (&status, in_force(&store)) {
+        // Read once here (a segment is a table of the verified trace): the runs read it again.
+        let forced = in_force(&store);
+        if let (Status::Finished(st), None) = (&status, &forced) {
             // Its verification ended without a prefix (an unsupported construct, no correct
             // execution to anchor one on): nothing will cover this input's runs.
             let why = format!(
@@ -200,7 +203,7 @@ impl Session {
             queue::enqueue(&pstore, store.key)?;
             worker_started = Some(worker::ensure(&pstore, &exe)?);
         }
-        if in_force(&store).is_some() {
+        if forced.is_some() {
             attached(&Attach::Verified { key: store.key, status });
         } else {
             attached(&Attach::Queued { key: store.key, worker_started: worker_started.flatten() });
@@ -220,7 +223,7 @@ impl Session {
             }
         }
         session.input = Some(store);
-        if session.prefix().is_none() {
+        if forced.is_none() && session.prefix().is_none() {
             return session.refuse_if_stop();
         }
         Ok(session)
@@ -307,9 +310,25 @@ impl Session {
         let _ = std::fs::remove_file(&report_file);
         let (mut cmd, coverage) = self.command(&report_file)?;
         let mut relay = None;
+        // Bytes to write to the program's standard input once it runs, and where.
+        let mut feed: Option<(Vec<u8>, Box<dyn Write + Send>)> = None;
         match &self.stdin {
-            Stdin::Captured(bytes) => {
+            Stdin::Captured(_, input::StdinOrigin::Null) => {
+                cmd.stdin(std::process::Stdio::null());
+            }
+            Stdin::Captured(_, input::StdinOrigin::Pipe) => {
+                cmd.stdin(std::process::Stdio::piped());
+            }
+            Stdin::Captured(bytes, input::StdinOrigin::Socket) => {
+                let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(|e| spawn_err(&self.exe, e))?;
+                cmd.stdin(std::os::fd::OwnedFd::from(theirs));
+                feed = Some((bytes.clone(), Box::new(ours)));
+            }
+            Stdin::Captured(bytes, origin) => {
                 cmd.stdin(input::sealed_memfd(bytes)?);
+                if let input::StdinOrigin::File(st) = origin {
+                    cmd.env(shared_proto::stdin_stat::ENV_STDIN_STAT, shared_proto::stdin_stat::encode(st));
+                }
             }
             Stdin::Terminal => {}
             Stdin::Relay(_) => {
@@ -322,6 +341,18 @@ impl Session {
         }
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| spawn_err(&self.exe, e))?;
+        if let Stdin::Captured(bytes, input::StdinOrigin::Pipe) = &self.stdin {
+            if let Some(to) = child.stdin.take() {
+                feed = Some((bytes.clone(), Box::new(to)));
+            }
+        }
+        // The captured bytes, then the end of the stream when our end is dropped (the program
+        // may stop reading first: the write fails then, and the thread ends).
+        let _feeder = feed.map(|(bytes, mut to)| {
+            std::thread::spawn(move || {
+                let _ = to.write_all(&bytes);
+            })
+        });
         if let (Stdin::Relay(head), Some(mut to)) = (&self.stdin, child.stdin.take()) {
             let head = head.clone();
             // What was read ahead, then the rest as it comes: nothing the user sent is lost.

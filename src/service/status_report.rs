@@ -39,6 +39,21 @@ pub fn status_report(program: &str, args: &[String], env: EnvSelection) -> Resul
     Ok(StatusReport { id, this, note, inputs: inputs(id), queue: queue::queued(&program), worker: worker::running(&program) })
 }
 
+/// The variables the verification of `i` read, as `NAME="value"` or `NAME unset`.
+fn env_read(i: &InputReport) -> Vec<String> {
+    super::files::env_captures(&i.store)
+        .list()
+        .into_iter()
+        .map(|(n, v)| {
+            let n = String::from_utf8_lossy(&n);
+            match v {
+                None => format!("{n} unset"),
+                Some(v) => format!("{n}={:?}", String::from_utf8_lossy(&v)),
+            }
+        })
+        .collect()
+}
+
 impl StatusReport {
     fn this_input(&self) -> Option<&InputReport> {
         self.inputs.iter().find(|i| Some(i.store.key) == self.this)
@@ -56,6 +71,8 @@ impl StatusReport {
                 "constraints_in_force": i.in_force.as_ref().map(|p| p.constraints),
                 "segment": i.store.segment(),
                 "files_read": i.store.captures().summary(),
+                "env_read": env_read(i),
+                "env_whole": super::files::env_captures(&i.store).whole(),
                 "files_dir": i.store.files_dir(),
             })
         };
@@ -96,6 +113,11 @@ impl StatusReport {
             let read = i.store.captures().summary();
             if !read.is_empty() {
                 let _ = writeln!(out, "    files its verification read: {}", read.join(", "));
+            }
+            if super::files::env_captures(&i.store).whole() {
+                let _ = writeln!(out, "    its verification found that the program reads its environment whole (environ): every variable is part of this input");
+            } else if !env_read(i).is_empty() {
+                let _ = writeln!(out, "    environment variables its verification read: {}", env_read(i).join(" "));
             }
             let st = i.status.state().cloned().unwrap_or_default();
             let verifier = match &i.status {

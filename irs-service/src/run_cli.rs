@@ -1,0 +1,177 @@
+//! `irs run` without a given prefix: the program runs under IRS (DESIGN §1, §4): its input's
+//! verification found or queued, every run under the latest prefix of its input (see
+//! `service::session`). Its command line and what it prints, shared by the light `irs` front
+//! (which runs it without loading LLVM) and `irs-full`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `irs run`'s options and command.
+#[derive(clap::Args, Clone, Debug)]
+pub struct RunArgs {
+    /// The prefix (from `irs constrain`). Without --prefix or --installed the program runs
+    /// under IRS: its background verifier is started (or attached to) and every run follows
+    /// the latest prefix it published.
+    #[arg(long, conflicts_with = "installed")]
+    pub prefix: Option<PathBuf>,
+    /// Use the prefix installed for this program (/dev/shm/irs-<program-id>).
+    #[arg(long)]
+    pub installed: bool,
+    /// Under IRS: run the program this many times.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub repeat: u64,
+    /// Under IRS: seconds between runs.
+    #[arg(long, default_value_t = 0.0)]
+    pub every: f64,
+    /// Under IRS: when no verification covers the run's input yet, do not wait for its
+    /// first prefix: react at once (--divergence).
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Under IRS: how long to wait for the first prefix of an input no verification covers
+    /// yet, in seconds; 0 is --no-wait (the run reacts at once, --divergence). A wait that
+    /// reaches the limit ends `irs run` with an error.
+    #[arg(long, default_value_t = 600.0)]
+    pub wait_limit: f64,
+    /// Inject random short delays and yields at callbacks (to shake schedules in tests).
+    #[arg(long)]
+    pub chaos: bool,
+    /// What a run does where no verification covers it (it leaves the verified trace, or
+    /// its input is not verified and --no-wait, or cannot be captured): serial (the rest
+    /// runs one thread at a time by the verifier's default policy: deterministic and
+    /// replayable, not verified), stop (abort; or do not start), free (the rest runs
+    /// unconstrained and is reported unverified).
+    #[arg(long, default_value = "serial", value_parser = ["serial", "stop", "free"])]
+    pub divergence: String,
+    /// Under IRS: which environment variables are part of the input: read (the ones the
+    /// program reads, found by its verification, and the C library's own: LANG, LC_*,
+    /// TZ, ...), all (every one but irs's own IRS_*) or a comma-separated list of names.
+    #[arg(long, default_value = "read")]
+    pub env: String,
+    /// Under IRS: standard input longer than this many bytes is not captured (the run is
+    /// then not covered by any verification).
+    #[arg(long, default_value_t = crate::service::input::DEFAULT_CAPTURE_LIMIT)]
+    pub capture_limit: u64,
+    /// The program (built by `irs cc`) and its arguments, after `--`.
+    #[arg(required = true, last = true)]
+    pub command: Vec<String>,
+}
+
+impl RunArgs {
+    /// Without --prefix or --installed the program runs under IRS.
+    pub fn under_irs(&self) -> bool {
+        self.prefix.is_none() && !self.installed
+    }
+}
+
+/// `irs run ARGS` as the light front sees it (ARGS after `run`), when it runs under IRS: the
+/// parsed options, or `None` for anything else (given a prefix, or not valid: `irs-full` says
+/// why).
+pub fn parse_front(args: &[std::ffi::OsString]) -> Option<RunArgs> {
+    #[derive(clap::Parser)]
+    #[command(name = "irs run")]
+    struct Front {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    let argv = std::iter::once(std::ffi::OsString::from("irs run")).chain(args.iter().cloned());
+    <Front as clap::Parser>::try_parse_from(argv).ok().map(|f| f.run).filter(RunArgs::under_irs)
+}
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("irs: {msg}");
+    ExitCode::from(2)
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// Run the program under IRS as `args` say, printing a line per run; the program's exit code.
+pub fn run_under_irs(args: RunArgs) -> ExitCode {
+    let RunArgs { repeat, every, no_wait, wait_limit, chaos, divergence, env, capture_limit, command, .. } = args;
+    let (program, args) = command.split_first().expect("clap requires a program");
+    if !(every >= 0.0 && every.is_finite() && wait_limit >= 0.0 && wait_limit.is_finite()) {
+        return fail("run: --every and --wait-limit must be non-negative numbers of seconds");
+    }
+    // Waiting at most 0 s for the first prefix is not waiting: react at once.
+    let no_wait = no_wait || wait_limit == 0.0;
+    let env = match crate::service::input::EnvSelection::parse(&env) {
+        Ok(e) => e,
+        Err(e) => return fail(format_args!("run: {e}")),
+    };
+    let opts = crate::service::RunOptions {
+        repeat,
+        every: std::time::Duration::from_secs_f64(every),
+        no_wait,
+        wait_limit: std::time::Duration::from_secs_f64(wait_limit),
+        chaos,
+        reaction: crate::service::Reaction::parse(&divergence).expect("clap checks the values"),
+        env,
+        capture_limit,
+    };
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut last = 0;
+    let result = crate::service::run_under_irs(
+        program,
+        args,
+        &opts,
+        |a| match a {
+            crate::service::Attach::Verified { key, status: crate::service::Status::Finished(s) } => {
+                eprintln!("irs: input {key} of {program}: verification finished ({})", s.verdict.as_deref().unwrap_or("?"))
+            }
+            crate::service::Attach::Verified { key, status } => eprintln!("irs: input {key} of {program}: verifier {}", status.word()),
+            crate::service::Attach::Queued { key, worker_started } => eprintln!(
+                "irs: input {key} of {program} is not verified yet: queued for verification{}{}",
+                if worker_started.is_some() { " (background verifier started)" } else { "" },
+                if opts.no_wait { "" } else { "; waiting for its first prefix" }
+            ),
+            crate::service::Attach::Uncoverable(why) => eprintln!("irs: no verification can cover this run: {why}"),
+        },
+        |r| {
+            last = crate::launch::exit_code(r.status);
+            let st = r.state.clone().unwrap_or_default();
+            let line = format!(
+                "irs run {}/{repeat}: {} in {:.1} ms | {} | traces explored {} | relaxations {} | violations found {}",
+                r.index + 1,
+                crate::launch::describe(r.status),
+                r.micros as f64 / 1000.0,
+                match &r.coverage {
+                    crate::service::Coverage::Verified(p) => format!("{} constraints in force", p.constraints),
+                    crate::service::Coverage::Serialised(_) => "SERIALISED (not verified)".into(),
+                    crate::service::Coverage::Unverified(_) => "UNVERIFIED".into(),
+                },
+                st.traces,
+                st.published.saturating_sub(1),
+                st.violations.len()
+            );
+            if tty {
+                eprint!("\r{line}   ");
+            } else {
+                eprintln!("{line}");
+            }
+            if let Some(left) = &r.left {
+                if tty {
+                    eprintln!();
+                }
+                eprintln!("irs: run {}: {left}", r.index + 1);
+            }
+        },
+    );
+    if tty {
+        eprintln!();
+    }
+    match result {
+        Ok(runs) => {
+            let not_verified = runs.iter().filter(|r| r.constraints().is_none() || r.left.is_some()).count();
+            if not_verified > 0 {
+                let why = runs.iter().find_map(|r| match &r.coverage {
+                    crate::service::Coverage::Serialised(w) | crate::service::Coverage::Unverified(w) => Some(w.clone()),
+                    crate::service::Coverage::Verified(_) => None,
+                });
+                eprintln!("irs: warning: {not_verified} of {} runs were not verified{}", runs.len(), why.map(|w| format!(" ({w})")).unwrap_or_default());
+            }
+            exit_code(last)
+        }
+        Err(e) => fail(format_args!("run: {e}")),
+    }
+}
