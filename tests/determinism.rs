@@ -158,6 +158,28 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// A file a constructor opens before `main` (before the fork server, so in the image of every
+/// worker): every execution reads it from where it stood then.
+const READS_A_FILE_OPENED_BEFORE_MAIN: &str = r#"
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static int fd = -1;
+__attribute__((constructor)) static void setup(void) { fd = open("data.txt", O_RDONLY); }
+int x, y;
+void *t(void *a) { x = 1; return 0; }
+int main(void) {
+  char c = 0;
+  if (read(fd, &c, 1) != 1) c = 0;
+  pthread_t th; pthread_create(&th, 0, t, 0);
+  if (c == 'h') x = 2; else y = 2;
+  pthread_join(th, 0);
+  printf("%c\n", c);
+  return 0;
+}
+"#;
+
 #[test]
 fn a_file_opened_before_the_first_allocation_leaves_the_heap_alone() {
     let d = scratch("determinism/open");
@@ -168,6 +190,11 @@ fn a_file_opened_before_the_first_allocation_leaves_the_heap_alone() {
             let o = verify(&d, way, &prog, &args, &[]);
             assert_eq!(verdict(&o), "safe", "{way:?} {args:?}: {}\n{}", o.stdout, o.stderr);
         }
+    }
+    let before_main = build(&d, "reads_before_main", READS_A_FILE_OPENED_BEFORE_MAIN);
+    for way in WAYS {
+        let o = verify(&d, way, &before_main, &[], &[]);
+        assert_eq!(verdict(&o), "safe", "{way:?}: {}\n{}", o.stdout, o.stderr);
     }
 }
 
