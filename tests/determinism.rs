@@ -37,7 +37,8 @@ fn verdict(o: &Output) -> String {
     json(o)["verdict"].as_str().unwrap().to_string()
 }
 
-/// The persistent worker, a process per execution, and continuations of paused executions.
+/// The persistent worker, a process per execution, and snapshots wherever the exploration may
+/// take them (a program this small takes none: `EDITS_ARGV_AFTER_A_PREFIX` runs from snapshots).
 const WAYS: [&[&str]; 3] = [&[], &["--fork-each"], &["--snapshot-gap", "1"]];
 
 /// Options it consumed are taken out of `argv` (`argv[i] = NULL`, as pigz does), after a
