@@ -350,9 +350,12 @@ int main(void) { pthread_t a; pthread_create(&a, 0, t, 0); x = 2; y = 2; pthread
             // source line (the check of the first two runs, or a later run that does not do
             // what an earlier one predicted).
             let whole = e.contains("two runs of the default schedule differ: they part at event") && e.contains("the first run did T1 store") && e.contains("the second T1 store");
-            let later = e.contains("this run did T1 store") && e.contains("where an earlier run predicted T1 store");
+            // A later run names what it did (a store to the other variable, or, when that store
+            // is no event, its thread's next one) and the store predicted.
+            let later = e.contains("this run did T1 ") && e.contains("where an earlier run predicted T1 store");
             assert!(whole || later, "{e}");
-            assert!(e.contains("store x at random.c:8:") && e.contains("store y at random.c:8:"), "{e}");
+            assert!(e.contains("store x at random.c:8:") || e.contains("store y at random.c:8:"), "{e}");
+            assert!(!whole || (e.contains("store x at random.c:8:") && e.contains("store y at random.c:8:")), "{e}");
             return;
         }
     }
