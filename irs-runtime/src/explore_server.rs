@@ -24,7 +24,7 @@
 //! schedule sees the same addresses every time, from `main` or from a snapshot alike.
 
 use crate::fiber_tls::StaticTls;
-use crate::process_image::ProcessImage;
+use crate::process_image::{DescriptorOffsets, ProcessImage};
 use crate::program_info::ProgramInfo;
 use crate::scheduler;
 use crate::stack_pool;
@@ -157,6 +157,7 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
     // their own that `malloc` would make for large blocks.
     // SAFETY: an allocator setting, before any execution.
     unsafe { libc::mallopt(libc::M_MMAP_MAX, 0) };
+    keep_offsets(0);
     if std::env::var_os(proto::ENV_FORK_EACH).is_some() {
         FORK_EACH.store(true, Ordering::Relaxed);
     } else {
@@ -165,6 +166,15 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
     match serve_loop(Level::Root, None) {
         Continue::Execution(c) => run_forked(c),
     }
+}
+
+/// The offsets of the descriptors open where each level's executions start (at the root: before
+/// `main`; at a snapshot level: at the pause), set back before each forked execution.
+static mut FORK_OFFSETS: [DescriptorOffsets; stack_pool::MAX_LEVELS + 1] = [DescriptorOffsets::NONE; stack_pool::MAX_LEVELS + 1];
+
+fn keep_offsets(level: usize) {
+    // SAFETY: one OS thread; written before the level serves, read by its serving loop.
+    unsafe { (*std::ptr::addr_of_mut!(FORK_OFFSETS))[level.min(stack_pool::MAX_LEVELS)] = DescriptorOffsets::take() };
 }
 
 /// `IRS_EXPLORE_FORK`: a process per execution, at every level. Relaxed: set once, before any
@@ -360,6 +370,16 @@ fn serve_loop(level: Level, persistent: Option<(&ProcessImage, &Control)>) -> Co
         let Some(req) = proto::decode_request(&req_buf[..n]) else { level.leave() };
         if req.kind == RequestKind::Release {
             level.leave();
+        }
+        if persistent.is_none() {
+            // A forked execution shares this process's open files: their offsets as where
+            // the level's executions start (a worker's image sets them back itself).
+            let at = match level {
+                Level::Root => 0,
+                Level::Snapshot { level, .. } => level,
+            };
+            // SAFETY: one OS thread; written before this loop started.
+            unsafe { (*std::ptr::addr_of!(FORK_OFFSETS))[at.min(stack_pool::MAX_LEVELS)].apply() };
         }
         // Prepare the output and stdin the execution starts with.
         let (output_len, stdin_offset) = match level {
@@ -568,6 +588,7 @@ extern "C" fn serve_paused(arg: *mut c_void) {
     // SAFETY: written by `pause` before it switched here (one OS thread).
     let p = unsafe { (*PAUSED.0.get())[level] }.expect("a pause records where it stood");
     let at = Level::Snapshot { level, mark: p.mark, output_len: p.output_len, stdin_offset: p.stdin_offset };
+    keep_offsets(level);
     if !FORK_EACH.load(Ordering::Relaxed) {
         supervise(at);
     }

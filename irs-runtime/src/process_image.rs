@@ -2,10 +2,10 @@
 //! fork each). Taken once, before the first execution a worker runs: a copy of every private
 //! writable mapping (the program's and the libraries' data and bss, the heap, the main thread's
 //! TLS, the allocator's state), of the ranges the caller adds (the live parts of the fiber
-//! stacks of an execution paused at a snapshot), the program break and the set of open
-//! descriptors. Restored after every execution, it puts the process back exactly as it was, so
-//! the next execution starts from the same memory, at the same addresses, as if it had been
-//! forked from the same process.
+//! stacks of an execution paused at a snapshot), the program break, the set of open
+//! descriptors and their offsets. Restored after every execution, it puts the process back
+//! exactly as it was, so the next execution starts from the same memory, at the same
+//! addresses, as if it had been forked from the same process.
 //!
 //! Taking it allocates nothing on the heap: its bookkeeping lives in mappings of its own. The
 //! image of a paused execution is taken inside that execution's process, and a continuation run
@@ -39,6 +39,9 @@ const MAX_RANGES: usize = 4096;
 const MAX_FDS: usize = 1024;
 /// Room for the text of `/proc/self/maps` (reserved, not committed).
 const MAPS_BYTES: usize = 8 << 20;
+/// Where the descriptors' offsets are in the bookkeeping mapping: after the ranges, the
+/// descriptors and the maps text.
+const OFFSETS_AT: usize = MAX_RANGES * std::mem::size_of::<Range>() + MAX_FDS * 4 + MAPS_BYTES;
 
 pub struct ProcessImage {
     /// One mapping: the ranges, then the descriptors, then room for the maps text.
@@ -200,7 +203,7 @@ impl ProcessImage {
     /// restored from this address to its end (the address of `argv`'s array, see the module
     /// documentation), which must lie above every frame of the code that restores.
     pub fn capture(exclude: &[(usize, usize)], include: &[(usize, usize)], stack_from: Option<usize>) -> Result<ProcessImage, String> {
-        let meta_len = MAX_RANGES * std::mem::size_of::<Range>() + MAX_FDS * 4 + MAPS_BYTES;
+        let meta_len = OFFSETS_AT + MAX_FDS * 8;
         let meta = map(meta_len)?;
         let mut image = ProcessImage { meta, meta_len, n_ranges: 0, n_fds: 0, copy: std::ptr::null_mut(), copy_len: 0, brk: current_brk() };
         // SAFETY: the three parts of our own mapping, disjoint and in bounds.
@@ -247,6 +250,12 @@ impl ProcessImage {
             return Err(format!("more than {MAX_RANGES} memory ranges"));
         }
         image.n_fds = open_fds(fds)?;
+        // SAFETY: the offsets part of our own mapping, disjoint from the others, in bounds.
+        let offsets = unsafe { std::slice::from_raw_parts_mut(meta.add(OFFSETS_AT) as *mut i64, MAX_FDS) };
+        for (o, &fd) in offsets.iter_mut().zip(&fds[..image.n_fds]) {
+            // SAFETY: asking for the offset of one of our descriptors (-1 for pipes, sockets).
+            *o = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+        }
         image.copy_len = total.max(1);
         image.copy = map(image.copy_len)?;
         for r in image.ranges() {
@@ -265,6 +274,11 @@ impl ProcessImage {
     fn ranges(&self) -> &[Range] {
         // SAFETY: the first `n_ranges` entries of our bookkeeping mapping, written by `capture`.
         unsafe { std::slice::from_raw_parts(self.meta as *const Range, self.n_ranges) }
+    }
+
+    fn offsets(&self) -> &[i64] {
+        // SAFETY: the first `n_fds` offsets of our bookkeeping mapping, written by `capture`.
+        unsafe { std::slice::from_raw_parts(self.meta.add(OFFSETS_AT) as *const i64, self.n_fds) }
     }
 
     fn fds(&self) -> &[i32] {
@@ -288,6 +302,14 @@ impl ProcessImage {
             }
             from = fd.saturating_add(1);
         }
+        // Descriptors open at the image read and write from where they stood (a file a
+        // constructor opened before `main`, read by every execution).
+        for (&fd, &offset) in self.fds().iter().zip(self.offsets()) {
+            if offset >= 0 {
+                // SAFETY: repositioning a descriptor of ours that was open at the image.
+                unsafe { libc::lseek(fd, offset, libc::SEEK_SET) };
+            }
+        }
         // The break first (so that the heap range exists again if the program shrank it), then
         // the memory.
         // SAFETY: the break as it was at the image; the allocator's own record of it is in the
@@ -297,6 +319,47 @@ impl ProcessImage {
             // SAFETY: per the contract: the range is ours and mapped as at the capture, nobody
             // else uses it now, and the copy holds its bytes at `copy_at`.
             unsafe { std::ptr::copy_nonoverlapping(self.copy.add(r.copy_at) as *const u8, r.start as *mut u8, r.len) };
+        }
+    }
+}
+
+/// Seekable descriptors kept by [`DescriptorOffsets`] at most.
+const MAX_KEPT_OFFSETS: usize = 16;
+
+/// The offsets of the seekable descriptors open when taken, to set back before each process
+/// forked later: a process per execution has no image, and shares its parent's open files (a
+/// file a constructor opened before `main`), whose offsets each execution moves. No heap.
+#[derive(Clone, Copy)]
+pub struct DescriptorOffsets {
+    n: usize,
+    fds: [i32; MAX_KEPT_OFFSETS],
+    offsets: [i64; MAX_KEPT_OFFSETS],
+}
+
+impl DescriptorOffsets {
+    pub const NONE: DescriptorOffsets = DescriptorOffsets { n: 0, fds: [0; MAX_KEPT_OFFSETS], offsets: [0; MAX_KEPT_OFFSETS] };
+
+    /// The offsets of the descriptors open now (the first [`MAX_KEPT_OFFSETS`] seekable ones).
+    pub fn take() -> DescriptorOffsets {
+        let mut all = [0i32; MAX_FDS];
+        let mut kept = DescriptorOffsets::NONE;
+        let n = open_fds(&mut all).unwrap_or(0);
+        for &fd in &all[..n] {
+            // SAFETY: asking for the offset of one of our descriptors (-1 for pipes, sockets).
+            let offset = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+            if offset >= 0 && kept.n < MAX_KEPT_OFFSETS {
+                (kept.fds[kept.n], kept.offsets[kept.n]) = (fd, offset);
+                kept.n += 1;
+            }
+        }
+        kept
+    }
+
+    /// Set every kept descriptor back to its offset.
+    pub fn apply(&self) {
+        for i in 0..self.n {
+            // SAFETY: repositioning a descriptor of ours (if it is still open).
+            unsafe { libc::lseek(self.fds[i], self.offsets[i], libc::SEEK_SET) };
         }
     }
 }

@@ -36,15 +36,19 @@ pub fn describe_event(hello: &Hello, e: &Event) -> String {
     describe(&t, e)
 }
 
-/// An event an earlier run predicted (an event of the unfolding: its kind, site and objects).
+/// An event an earlier run predicted (an event of the unfolding: its kind, site and objects,
+/// the memory words it accesses included).
 pub fn describe_predicted(hello: &Hello, kind: shared_proto::EventKind, site: Option<shared_proto::SiteId>, objects: &[ObjectKey]) -> String {
     let sym = shared_proto::symbolizer::Symbolizer::new(hello.globals.clone());
     let names: Vec<String> = objects
         .iter()
         .filter(|k| !matches!(k, ObjectKey::Thread(_)))
         .map(|k| match *k {
-            ObjectKey::Word(Region::Static, a) | ObjectKey::Mutex(Region::Static, a) => sym.name(a).unwrap_or_else(|| format!("{a:#x}")),
-            ObjectKey::Word(region, offset) | ObjectKey::Mutex(region, offset) => LogicalAddr { region, offset }.to_string(),
+            // A word is keyed by its index (its offset / 4).
+            ObjectKey::Word(Region::Static, w) => sym.name(w * 4).unwrap_or_else(|| format!("{:#x}", w * 4)),
+            ObjectKey::Mutex(Region::Static, a) => sym.name(a).unwrap_or_else(|| format!("{a:#x}")),
+            ObjectKey::Word(region, w) => LogicalAddr { region, offset: w * 4 }.to_string(),
+            ObjectKey::Mutex(region, offset) => LogicalAddr { region, offset }.to_string(),
             other => format!("{other:?}"),
         })
         .collect();

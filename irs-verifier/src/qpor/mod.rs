@@ -1087,7 +1087,7 @@ impl<'a> Verifier<'a> {
                         let me = self.u.thread(e);
                         let predicted = w.follow.iter().find(|&&f| self.u.thread(f) == me).map(|&f| {
                             let a = self.u.action_of(f);
-                            let keys: Vec<_> = a.objects.iter().map(|&o| self.objects.key(o)).collect();
+                            let keys: Vec<_> = a.objects.iter().chain(a.elided.iter()).map(|&o| self.objects.key(o)).collect();
                             divergence::describe_predicted(self.ex.hello(), a.kind, a.site, &keys)
                         });
                         return Err(VerifyError::Nondeterministic(format!(
