@@ -30,6 +30,7 @@ use crate::configuration::Configuration;
 use crate::executor::{ExecError, Execution, Executor, RunInFlight, Snapshot, SnapshotResult};
 use shared_proto::explore_protocol::MAX_SCHEDULE;
 use std::borrow::Cow;
+use crate::memory_limit::{MemoryLimit, Size};
 use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
 use crate::race_free_words::{RaceFreeWords, WordUse};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
@@ -90,11 +91,14 @@ pub struct Options {
     pub race_free_words: bool,
     /// Stop at the first bug found (the verdict is `violation` all the same).
     pub first_bug: bool,
+    /// Stop once the verifier's resident set reaches this many bytes (see `memory_limit`;
+    /// checked between executions).
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true, first_bug: false }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true, first_bug: false, memory_limit: None }
     }
 }
 
@@ -358,9 +362,10 @@ pub struct Verifier<'a> {
     words: RaceFreeWords,
     /// Per race-free word (by object index), its last access in the path: by the thread whose
     /// object is the first, before that thread's event at the depth the second gives in its
-    /// tree (see `record_accesses`); undone on backtracking through `access_undo`.
-    accesses: Vec<Option<(ObjIdx, u32)>>,
-    access_undo: Vec<(ObjIdx, Option<(ObjIdx, u32)>)>,
+    /// tree (see `record_accesses`), and whether it writes; undone on backtracking through
+    /// `access_undo`.
+    accesses: Vec<Option<(ObjIdx, u32, bool)>>,
+    access_undo: Vec<(ObjIdx, Option<(ObjIdx, u32, bool)>)>,
     /// Per runtime thread id, the steps it has taken in the path since its last event (steps
     /// that are no events: accesses to race-free words).
     since: Vec<u32>,
@@ -373,12 +378,22 @@ pub struct Verifier<'a> {
     /// Nondet calls seen: the function (as the site table names the call) and how many values it
     /// took, for the verdict's bounds.
     nondet_seen: std::collections::BTreeMap<String, u32>,
+    memory: Option<MemoryLimit>,
 }
 
 /// Whether a run was cut off by the per-execution time limit or the event limit (see
 /// `Verifier::run_walking`).
 fn cut_short(x: &Execution) -> bool {
     matches!(x.outcome(), Outcome::EventLimit { .. } | Outcome::Timeout { .. })
+}
+
+/// Whether an operation of this kind may write its words (a data race needs a write): plain
+/// and atomic loads do not; anything else, an atomic block included, is taken to.
+pub(crate) fn writes(kind: EventKind) -> bool {
+    match kind {
+        EventKind::Access(k) => k.writes(),
+        _ => true,
+    }
 }
 
 /// A pending operation as the event it would be (its `k` does not matter here).
@@ -401,6 +416,7 @@ fn bug_key(o: &Outcome) -> String {
 impl<'a> Verifier<'a> {
     pub fn new(ex: &'a mut Executor, opts: Options) -> Verifier<'a> {
         let (skip, opts_race_free) = (opts.skip_step, opts.race_free_words);
+        let memory = opts.memory_limit.map(MemoryLimit::new);
         Verifier {
             ex,
             opts,
@@ -433,6 +449,7 @@ impl<'a> Verifier<'a> {
             action_cache: FxHashMap::default(),
             block_words: Vec::new(),
             nondet_seen: Default::default(),
+            memory,
         }
     }
 
@@ -646,6 +663,11 @@ impl<'a> Verifier<'a> {
             }
             if let Some(t) = self.opts.time_limit.filter(|&t| self.started.elapsed() >= t) {
                 break Some(format!("stopped at the time limit of {:.0} s", t.as_secs_f64()));
+            }
+            if let Some(m) = self.memory.as_mut() {
+                if m.reached() {
+                    break Some(format!("stopped at the memory limit of {} after {} executions", Size(m.limit()), self.stats.executions));
+                }
             }
             // Backtrack to the deepest node with an alternative.
             let backtracking = Instant::now();
@@ -1138,19 +1160,22 @@ impl<'a> Verifier<'a> {
             if self.accesses.len() <= slot {
                 self.accesses.resize(slot + 1, None);
             }
-            if let Some((t, d)) = self.accesses[slot] {
+            let writes = writes(self.u.actions(a).kind);
+            if let Some((t, d, wrote)) = self.accesses[slot] {
                 let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
                 if !ordered {
                     let action = self.u.actions(a);
                     let at = site_text(self.ex, action.site);
                     let kind = action.kind.name();
-                    self.words.racy(self.objects.key(x), || {
+                    // Two reads are no data race, but the exploration orders them all the same
+                    // (its dependence counts reads): the word becomes an object, unreported.
+                    self.words.racy(self.objects.key(x), writes || wrote, || {
                         format!("the {kind}{at} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race, or reads no synchronisation orders)", tid.0)
                     });
                 }
             }
             self.access_undo.push((x, self.accesses[slot]));
-            self.accesses[slot] = Some((own, after));
+            self.accesses[slot] = Some((own, after, writes));
         }
     }
 
