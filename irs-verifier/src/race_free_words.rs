@@ -141,19 +141,26 @@ impl RaceFreeWords {
     /// race-free, the exploration must start over. `conflicting`: one of the two unordered
     /// accesses writes, a data race, reported; two reads are not (the word becomes an object
     /// all the same: the exploration's dependence counts reads).
-    pub fn racy(&mut self, word: ObjectKey, conflicting: bool, why: impl FnOnce() -> String) {
+    /// Whether it had been race-free.
+    pub fn racy(&mut self, word: ObjectKey, conflicting: bool, why: impl FnOnce() -> String) -> bool {
         let fresh = if self.off { State::Racy } else { State::RaceFree };
         let w = self.words.entry(word).or_insert(Word { state: fresh, in_block: false });
         let was = w.state;
         w.state = if w.in_block { State::Guarded } else { State::Racy };
         if was != State::RaceFree {
-            return;
+            return false;
         }
         let why = why();
         if conflicting {
             self.report(&why);
         }
         self.restart.get_or_insert(why);
+        true
+    }
+
+    /// A data race on a word that is racy already (made so by unordered reads): reported once.
+    pub fn report_race(&mut self, why: String) {
+        self.report(&why);
     }
 
     /// Report a race once: an access that spans words (a `long`, a struct copy) makes them

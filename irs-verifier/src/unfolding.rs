@@ -671,13 +671,19 @@ mod tests {
     /// 0–2) on its own object and one of `words` shared words (objects 10, 11, …), with
     /// `two_words` a second word one time in three. The events, each with whether it was new.
     fn random_run(u: &mut Unfolding, rng: &mut Rng, steps: usize, words: u64, two_words: bool) -> Vec<(EventIdx, bool)> {
+        random_run_spread(u, rng, steps, words, two_words, 1)
+    }
+
+    /// [`random_run`] with the words `stride` objects apart (so that they fall in different
+    /// chunks of the frontiers).
+    fn random_run_spread(u: &mut Unfolding, rng: &mut Rng, steps: usize, words: u64, two_words: bool, stride: u64) -> Vec<(EventIdx, bool)> {
         let mut last: std::collections::HashMap<u32, EventIdx> = Default::default();
         let mut made = Vec::new();
         for _ in 0..steps {
             let t = rng.below(3) as u32;
-            let mut objs = vec![t, 10 + rng.below(words) as u32];
+            let mut objs = vec![t, 10 + (rng.below(words) * stride) as u32];
             if two_words && rng.below(3) == 0 {
-                objs.push(10 + rng.below(words) as u32);
+                objs.push(10 + (rng.below(words) * stride) as u32);
             }
             objs.sort();
             objs.dedup();
@@ -751,13 +757,21 @@ mod tests {
     /// merging otherwise) is the last event per object of its history, found by brute force.
     #[test]
     fn frontiers_are_the_last_events_of_histories() {
+        // Words in one chunk of the frontiers, and words in chunks of their own.
+        for stride in [1, 50] {
+            frontiers_are_the_last_events_of_histories_with(stride);
+        }
+    }
+
+    fn frontiers_are_the_last_events_of_histories_with(stride: u64) {
         let mut u = Unfolding::new(2);
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let mut all = Vec::new();
         for _run in 0..40 {
-            all.extend(random_run(&mut u, &mut rng, 12, 4, true).into_iter().map(|(e, _)| e));
+            all.extend(random_run_spread(&mut u, &mut rng, 12, 4, true, stride).into_iter().map(|(e, _)| e));
         }
         let (mut dominated, mut merged) = (0, 0);
+        let mut histories = Vec::new();
         for &e in &all {
             let (mut history, mut stack) = (std::collections::HashSet::new(), vec![e]);
             while let Some(x) = stack.pop() {
@@ -782,8 +796,26 @@ mod tests {
             }
             expected.sort();
             assert_eq!(u.frontier(e).collect::<Vec<_>>(), expected, "frontier of {e:?}");
+            histories.push((e, history));
         }
         assert!(dominated > 10 && merged > 10, "both ways of building a frontier are taken: {dominated}, {merged}");
+        // Conflict (which compares frontiers chunk by chunk) against its definition: `[a] ∪
+        // [b]` is no configuration iff on some object its events are not one chain.
+        let (mut conflicts, mut compatible) = (0, 0);
+        for (i, (a, ha)) in histories.iter().enumerate().step_by(3) {
+            for (b, hb) in histories.iter().skip(i % 5).step_by(7) {
+                let union: Vec<EventIdx> = ha.union(hb).copied().collect();
+                let chain = |o: ObjIdx| {
+                    let on: Vec<EventIdx> = union.iter().copied().filter(|&x| u.objects(x).contains(&o)).collect();
+                    on.iter().all(|&x| on.iter().all(|&y| u.tree_le(o, x, y) || u.tree_le(o, y, x)))
+                };
+                let objs: std::collections::BTreeSet<ObjIdx> = union.iter().flat_map(|&x| u.objects(x).iter().copied()).collect();
+                let expected = !objs.into_iter().all(chain);
+                assert_eq!(u.conflict(*a, *b), expected, "conflict of {a:?} and {b:?}");
+                (conflicts, compatible) = (conflicts + usize::from(expected), compatible + usize::from(!expected));
+            }
+        }
+        assert!(conflicts > 100 && compatible > 100, "{conflicts} in conflict, {compatible} not");
     }
 
     /// Random runs hash-consed into one unfolding, then pruned to random causally closed

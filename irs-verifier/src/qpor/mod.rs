@@ -375,6 +375,10 @@ pub struct Verifier<'a> {
     action_cache: FxHashMap<(StableThread, Option<shared_proto::SiteId>, EventKind, ObjectKey), (ActionIdx, ObjIdx)>,
     /// The race-free words of the last atomic block `action_for` saw (not part of its action).
     block_words: Vec<ObjIdx>,
+    /// Per object, whether it is a word made racy by unordered reads only (no data race, not
+    /// reported): its accesses, events now, are still checked for a data race, which is
+    /// reported once (see `check_watched`). Kept across restarts, as the objects are.
+    watched: Vec<bool>,
     /// Nondet calls seen: the function (as the site table names the call) and how many values it
     /// took, for the verdict's bounds.
     nondet_seen: std::collections::BTreeMap<String, u32>,
@@ -448,6 +452,7 @@ impl<'a> Verifier<'a> {
             told_safe: None,
             action_cache: FxHashMap::default(),
             block_words: Vec::new(),
+            watched: Vec::new(),
             nondet_seen: Default::default(),
             memory,
         }
@@ -1051,6 +1056,9 @@ impl<'a> Verifier<'a> {
                     Some(e)
                 }
             };
+            if let Some(e) = event.filter(|_| !self.watched.is_empty()) {
+                self.check_watched(action, e, own, s, step.chosen);
+            }
             if let (Some(e), EventKind::Nondet, ObjectRef::Choice { of, .. }) = (event, done[0].kind, done[0].object) {
                 self.nondet_siblings(e, of, since_before);
             }
@@ -1156,26 +1164,60 @@ impl<'a> Verifier<'a> {
         let n = if block_words.is_empty() { self.u.actions(a).elided.len() } else { block_words.len() };
         for i in 0..n {
             let x = if block_words.is_empty() { self.u.actions(a).elided[i] } else { block_words[i] };
-            let slot = x.0 as usize;
-            if self.accesses.len() <= slot {
-                self.accesses.resize(slot + 1, None);
-            }
-            let writes = writes(self.u.actions(a).kind);
-            if let Some((t, d, wrote)) = self.accesses[slot] {
-                let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
-                if !ordered {
-                    let action = self.u.actions(a);
-                    let at = site_text(self.ex, action.site);
-                    let kind = action.kind.name();
+            self.check_access(a, x, own, q, after, s, tid, false);
+        }
+    }
+
+    /// One access of action `a` (by the thread whose object is `own`, with the history `[q]`,
+    /// before its thread's event at depth `after`) to the word `x`: checked against the last
+    /// access to the word (see `record_accesses`), and recorded as the last. `watched`: `x` is
+    /// an object already, made racy by unordered reads; an unordered pair with a write is then
+    /// reported (once), and changes nothing else.
+    #[allow(clippy::too_many_arguments)]
+    fn check_access(&mut self, a: ActionIdx, x: ObjIdx, own: ObjIdx, q: Option<EventIdx>, after: u32, s: usize, tid: ThreadId, watched: bool) {
+        let slot = x.0 as usize;
+        if self.accesses.len() <= slot {
+            self.accesses.resize(slot + 1, None);
+        }
+        let writes = writes(self.u.actions(a).kind);
+        if let Some((t, d, wrote)) = self.accesses[slot] {
+            let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
+            if !ordered {
+                let action = self.u.actions(a);
+                let at = site_text(self.ex, action.site);
+                let kind = action.kind.name();
+                let why = || format!("the {kind}{at} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race)", tid.0);
+                let conflicting = writes || wrote;
+                if watched {
+                    if conflicting {
+                        self.words.report_race(why());
+                        self.watched[slot] = false;
+                    }
+                } else if self.words.racy(self.objects.key(x), conflicting, why) && !conflicting {
                     // Two reads are no data race, but the exploration orders them all the same
-                    // (its dependence counts reads): the word becomes an object, unreported.
-                    self.words.racy(self.objects.key(x), writes || wrote, || {
-                        format!("the {kind}{at} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race, or reads no synchronisation orders)", tid.0)
-                    });
+                    // (its dependence counts reads): the word becomes an object, unreported,
+                    // and its accesses are watched for a race with a write.
+                    if self.watched.len() <= slot {
+                        self.watched.resize(slot + 1, false);
+                    }
+                    self.watched[slot] = true;
                 }
             }
-            self.access_undo.push((x, self.accesses[slot]));
-            self.accesses[slot] = Some((own, after, writes));
+        }
+        self.access_undo.push((x, self.accesses[slot]));
+        self.accesses[slot] = Some((own, after, writes));
+    }
+
+    /// The accesses of event `e` (of action `a`) to watched words (see `watched`): its history
+    /// apart from the word itself is its thread predecessor's, and it is its thread's event at
+    /// its own depth.
+    fn check_watched(&mut self, a: ActionIdx, e: EventIdx, own: ObjIdx, s: usize, tid: ThreadId) {
+        for i in 0..self.u.actions(a).objects.len() {
+            let x = self.u.actions(a).objects[i];
+            if self.watched.get(x.0 as usize).copied().unwrap_or(false) {
+                let (q, after) = (self.u.pred(e, own), self.u.depth_on(Some(e), own));
+                self.check_access(a, x, own, q, after, s, tid, true);
+            }
         }
     }
 
