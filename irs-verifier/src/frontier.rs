@@ -12,7 +12,10 @@
 //! also agree on all its objects, which lets a conflict test skip the chunk whole.
 
 use crate::object_table::ObjIdx;
-use crate::unfolding::EventIdx;
+
+/// An event, by its index in the unfolding's table (`unfolding::EventIdx`'s number; this
+/// module stands below the unfolding).
+pub type Ev = u32;
 use std::rc::Rc;
 
 const BITS: u32 = 6;
@@ -44,20 +47,20 @@ impl Frontier {
     }
 
     /// The last event on `o`, if the history touched `o`.
-    pub fn get(&self, o: ObjIdx) -> Option<EventIdx> {
+    pub fn get(&self, o: ObjIdx) -> Option<Ev> {
         let (i, j) = split(o);
         let v = self.chunks.get(i)?.as_ref()?[j];
-        (v != NONE).then_some(EventIdx(v))
+        (v != NONE).then_some(v)
     }
 
     /// Make `e` the last event on `o` (copying the chunk if it is shared).
-    pub fn set(&mut self, o: ObjIdx, e: EventIdx) {
+    pub fn set(&mut self, o: ObjIdx, e: Ev) {
         let (i, j) = split(o);
         if self.chunks.len() <= i {
             self.chunks.resize(i + 1, None);
         }
         let c = self.chunks[i].get_or_insert_with(|| Rc::new([NONE; CHUNK]));
-        Rc::make_mut(c)[j] = e.0;
+        Rc::make_mut(c)[j] = e;
     }
 
     /// Become a copy of `other` (sharing all its chunks).
@@ -67,16 +70,16 @@ impl Frontier {
     }
 
     /// Every `(object, last event)`, by object.
-    pub fn iter(&self) -> impl Iterator<Item = (ObjIdx, EventIdx)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (ObjIdx, Ev)> + '_ {
         self.chunks.iter().enumerate().filter_map(|(i, c)| c.as_ref().map(|c| (i, c))).flat_map(|(i, c)| {
-            c.iter().enumerate().filter(|(_, &v)| v != NONE).map(move |(j, &v)| (obj(i, j), EventIdx(v)))
+            c.iter().enumerate().filter(|(_, &v)| v != NONE).map(move |(j, &v)| (obj(i, j), v))
         })
     }
 
     /// Merge `other` in: per object, the event `ours_deeper(object, ours, theirs)` says is the
     /// later one (both are on the object, and comparable). Chunks equal to one side's are
     /// shared with it.
-    pub fn merge(&mut self, other: &Frontier, mut ours_deeper: impl FnMut(ObjIdx, EventIdx, EventIdx) -> bool) {
+    pub fn merge(&mut self, other: &Frontier, mut ours_deeper: impl FnMut(ObjIdx, Ev, Ev) -> bool) {
         if self.chunks.len() < other.chunks.len() {
             self.chunks.resize(other.chunks.len(), None);
         }
@@ -96,7 +99,7 @@ impl Frontier {
                 if a == b || b == NONE {
                     continue;
                 }
-                if a == NONE || !ours_deeper(obj(i, j), EventIdx(a), EventIdx(b)) {
+                if a == NONE || !ours_deeper(obj(i, j), a, b) {
                     out.get_or_insert(**ours)[j] = b;
                 }
             }
@@ -108,7 +111,7 @@ impl Frontier {
 
     /// Whether `f` holds for some object in both frontiers whose last events differ, given the
     /// object and the two events (chunks the two share are skipped: they agree everywhere).
-    pub fn any_differing(&self, other: &Frontier, mut f: impl FnMut(ObjIdx, EventIdx, EventIdx) -> bool) -> bool {
+    pub fn any_differing(&self, other: &Frontier, mut f: impl FnMut(ObjIdx, Ev, Ev) -> bool) -> bool {
         for (i, (a, b)) in self.chunks.iter().zip(&other.chunks).enumerate() {
             let (Some(a), Some(b)) = (a, b) else { continue };
             if Rc::ptr_eq(a, b) {
@@ -116,7 +119,7 @@ impl Frontier {
             }
             for j in 0..CHUNK {
                 let (x, y) = (a[j], b[j]);
-                if x != y && x != NONE && y != NONE && f(obj(i, j), EventIdx(x), EventIdx(y)) {
+                if x != y && x != NONE && y != NONE && f(obj(i, j), x, y) {
                     return true;
                 }
             }
@@ -137,25 +140,25 @@ mod tests {
     #[test]
     fn set_get_iter_and_sharing() {
         let mut a = Frontier::default();
-        a.set(ObjIdx(3), EventIdx(1));
-        a.set(ObjIdx(200), EventIdx(2));
-        assert_eq!(a.get(ObjIdx(3)), Some(EventIdx(1)));
+        a.set(ObjIdx(3), 1);
+        a.set(ObjIdx(200), 2);
+        assert_eq!(a.get(ObjIdx(3)), Some(1));
         assert_eq!(a.get(ObjIdx(4)), None);
         assert_eq!(a.get(ObjIdx(100_000)), None);
-        assert_eq!(a.iter().collect::<Vec<_>>(), [(ObjIdx(3), EventIdx(1)), (ObjIdx(200), EventIdx(2))]);
+        assert_eq!(a.iter().collect::<Vec<_>>(), [(ObjIdx(3), 1), (ObjIdx(200), 2)]);
         let mut b = Frontier::default();
         b.copy_from(&a);
-        b.set(ObjIdx(3), EventIdx(5));
+        b.set(ObjIdx(3), 5);
         // Copy on write: `a` is unchanged, and the untouched chunk is still shared.
-        assert_eq!(a.get(ObjIdx(3)), Some(EventIdx(1)));
-        assert_eq!(b.get(ObjIdx(3)), Some(EventIdx(5)));
+        assert_eq!(a.get(ObjIdx(3)), Some(1));
+        assert_eq!(b.get(ObjIdx(3)), Some(5));
         assert!(Rc::ptr_eq(a.chunks[3].as_ref().unwrap(), b.chunks[3].as_ref().unwrap()));
         let mut seen = Vec::new();
         assert!(!a.any_differing(&b, |o, x, y| {
             seen.push((o, x, y));
             false
         }));
-        assert_eq!(seen, [(ObjIdx(3), EventIdx(1), EventIdx(5))], "only the differing entry, shared chunk skipped");
+        assert_eq!(seen, [(ObjIdx(3), 1, 5)], "only the differing entry, shared chunk skipped");
     }
 
     #[test]
@@ -163,16 +166,16 @@ mod tests {
         let mut a = Frontier::default();
         let mut b = Frontier::default();
         for o in 0..CHUNK as u32 * 2 {
-            a.set(ObjIdx(o), EventIdx(o));
+            a.set(ObjIdx(o), o);
         }
-        b.set(ObjIdx(1), EventIdx(100));
-        b.set(ObjIdx(2), EventIdx(0));
-        b.set(ObjIdx(500), EventIdx(7));
+        b.set(ObjIdx(1), 100);
+        b.set(ObjIdx(2), 0);
+        b.set(ObjIdx(500), 7);
         // "Deeper" here: the larger index.
-        a.merge(&b, |_, x, y| x.0 >= y.0);
-        assert_eq!(a.get(ObjIdx(1)), Some(EventIdx(100)));
-        assert_eq!(a.get(ObjIdx(2)), Some(EventIdx(2)));
-        assert_eq!(a.get(ObjIdx(500)), Some(EventIdx(7)));
+        a.merge(&b, |_, x, y| x >= y);
+        assert_eq!(a.get(ObjIdx(1)), Some(100));
+        assert_eq!(a.get(ObjIdx(2)), Some(2));
+        assert_eq!(a.get(ObjIdx(500)), Some(7));
         assert!(Rc::ptr_eq(a.chunks[500 / CHUNK].as_ref().unwrap(), b.chunks[500 / CHUNK].as_ref().unwrap()));
         let mut c = Frontier::default();
         c.copy_from(&a);

@@ -313,12 +313,12 @@ impl Unfolding {
 
     /// The last event on `o` in `[e]`.
     pub fn last_on(&self, e: EventIdx, o: ObjIdx) -> Option<EventIdx> {
-        self.ev(e).frontier.get(o)
+        self.ev(e).frontier.get(o).map(EventIdx)
     }
 
     /// `(object, last event on it in [e])` for every object `[e]` touches, by object.
     pub fn frontier(&self, e: EventIdx) -> impl Iterator<Item = (ObjIdx, EventIdx)> + '_ {
-        self.ev(e).frontier.iter()
+        self.ev(e).frontier.iter().map(|(o, x)| (o, EventIdx(x)))
     }
 
     /// `x`'s skip pointer of level `level` in `o`'s tree (which it must have).
@@ -385,7 +385,7 @@ impl Unfolding {
     /// Conflict: `[a] ∪ [b]` is not a configuration.
     pub fn conflict(&self, a: EventIdx, b: EventIdx) -> bool {
         // Objects whose last events are the same are comparable; the rest are asked.
-        self.ev(a).frontier.any_differing(&self.ev(b).frontier, |o, x, y| !self.comparable(o, x, y))
+        self.ev(a).frontier.any_differing(&self.ev(b).frontier, |o, x, y| !self.comparable(o, EventIdx(x), EventIdx(y)))
     }
 
     /// `[e] ∪ C` is a configuration, for an event `e ∉ C`, where `last` gives `C`'s last event
@@ -543,10 +543,10 @@ impl Unfolding {
                 }
             }
             top = None;
-            frontier.merge(other, |o, a, b| self.depth(a, o) >= self.depth(b, o));
+            frontier.merge(other, |o, a, b| self.depth(EventIdx(a), o) >= self.depth(EventIdx(b), o));
         }
         for &o in objects.iter() {
-            frontier.set(o, idx);
+            frontier.set(o, idx.0);
         }
         nodes.truncate(objects.len());
         skips.clear();

@@ -30,7 +30,7 @@ impl Verifier<'_> {
             if n.event.is_some() {
                 break;
             }
-            let w = super::writes(self.u.actions(n.action).kind);
+            let w = super::word_checks::writes(self.u.actions(n.action).kind);
             since_last.extend(self.u.actions(n.action).elided.iter().map(|&x| (x, w)));
         }
         for (x, w) in since_last {
@@ -52,7 +52,7 @@ impl Verifier<'_> {
                     let x = self.u.actions(a).elided[i];
                     let at = site_text(self.ex, op.site);
                     let kind = op.kind.name();
-                    self.words.racy(self.objects.key(x), super::writes(op.kind), || {
+                    self.words.racy(self.objects.key(x), super::word_checks::writes(op.kind), || {
                         format!("the {kind}{at} by T{} is the next step of a thread that the process's end cuts off at step {s}: the end is unordered with it", op.tid.0)
                     });
                 }
