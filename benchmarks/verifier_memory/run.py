@@ -7,9 +7,9 @@ sampling the verifier's resident set (VmRSS of /proc/PID/status) and its executi
 plots peak RSS against executions, and a summary table.
 
 Runs, each for --seconds:
-- `long`: `--no-race-free-words`, every memory word an object: executions of ~1000 events over
-  ~2000 objects, the shape that made the verifier grow by gigabytes (long executions, many
-  objects in every event's history);
+- `long`: `--no-race-free-words`, every memory word an object: executions of ~37000 events
+  over a few thousand objects, the shape that made the verifier grow by gigabytes (long
+  executions, many objects in every event's history);
 - `default`: the default options (most words race-free: short executions);
 - `limit`: `long` with `--memory-limit` set below what it needs: the exploration must stop with
   `incomplete`, naming the limit.
@@ -95,6 +95,10 @@ def main():
     ap.add_argument("--out", default=str(REPO / "benchmarks/results/verifier_memory"))
     a = ap.parse_args()
     out = Path(a.out)
+    # The runs work in a scratch directory: the builds by absolute path.
+    a.irs = str(Path(a.irs).resolve())
+    if a.baseline_irs:
+        a.baseline_irs = str(Path(a.baseline_irs).resolve())
     out.mkdir(parents=True, exist_ok=True)
     runs = [("long", a.irs, ["--no-race-free-words"]), ("default", a.irs, [])]
     if a.baseline_irs:

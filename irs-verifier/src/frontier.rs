@@ -126,11 +126,6 @@ impl Frontier {
         }
         false
     }
-
-    /// Bytes it holds on its own (its chunk pointers; the chunks are shared).
-    pub fn pointer_bytes(&self) -> usize {
-        self.chunks.capacity() * std::mem::size_of::<Option<Chunk>>()
-    }
 }
 
 #[cfg(test)]

@@ -15,10 +15,11 @@
 //! last-level cache 7–29% less often than with pointers at every node and `step = 2`.)
 //!
 //! Each event also stores its *frontier*: for every object touched in its history, the last
-//! event on it. This is the `tmax` of §5.1 extended from threads to all objects; with it
-//! causality and conflict reduce to ancestor queries in one tree (Theorem 6, generalised from
-//! locks to objects): `a ≤ b` iff `a` is an ancestor-or-self of `b`'s last event on any object of
-//! `a`; `a # b` iff on some object both touched, their last events are incomparable.
+//! event on it (in chunks shared between events, see [`crate::frontier`]). This is the `tmax`
+//! of §5.1 extended from threads to all objects; with it causality and conflict reduce to
+//! ancestor queries in one tree (Theorem 6, generalised from locks to objects): `a ≤ b` iff `a`
+//! is an ancestor-or-self of `b`'s last event on any object of `a`; `a # b` iff on some object
+//! both touched, their last events are incomparable.
 
 use crate::frontier::Frontier;
 use crate::fx_hash::{FxBuild, PassHashMap};
