@@ -24,7 +24,7 @@ impl fmt::Display for Size {
         for (name, unit) in UNITS {
             if self.0 >= unit {
                 let v = self.0 as f64 / unit as f64;
-                return if self.0 % unit == 0 { write!(f, "{} {name}", self.0 / unit) } else { write!(f, "{v:.1} {name}") };
+                return if self.0.is_multiple_of(unit) { write!(f, "{} {name}", self.0 / unit) } else { write!(f, "{v:.1} {name}") };
             }
         }
         write!(f, "{} bytes", self.0)

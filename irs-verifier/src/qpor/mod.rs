@@ -365,8 +365,8 @@ pub struct Verifier<'a> {
     /// object is the first, before that thread's event at the depth the second gives in its
     /// tree (see `record_accesses`), and whether it writes; undone on backtracking through
     /// `access_undo`.
-    accesses: Vec<Option<(ObjIdx, u32, bool)>>,
-    access_undo: Vec<(ObjIdx, Option<(ObjIdx, u32, bool)>)>,
+    accesses: Vec<Option<LastAccess>>,
+    access_undo: Vec<(ObjIdx, Option<LastAccess>)>,
     /// Per runtime thread id, the steps it has taken in the path since its last event (steps
     /// that are no events: accesses to race-free words).
     since: Vec<u32>,
@@ -385,6 +385,10 @@ pub struct Verifier<'a> {
     nondet_seen: std::collections::BTreeMap<String, u32>,
     memory: Option<MemoryLimit>,
 }
+
+/// The last access to a race-free word in the path: by the thread whose object is the first,
+/// before its event at the depth the second gives; whether it writes.
+type LastAccess = (ObjIdx, u32, bool);
 
 /// Whether a run was cut off by the per-execution time limit or the event limit (see
 /// `Verifier::run_walking`).
