@@ -131,12 +131,17 @@ enum Command {
         /// Optimal exploration (k = ∞): no sleep-set-blocked execution (the default).
         #[arg(long)]
         optimal: bool,
-        /// Stop after this many executions (the verdict is then `incomplete`).
+        /// Stop after this many executions (the verdict is then `incomplete`; at least 1).
         #[arg(long)]
         max_executions: Option<u64>,
         /// Stop after this many seconds (the verdict is then `incomplete`).
         #[arg(long)]
         time_limit: Option<f64>,
+        /// Stop once the verifier's own memory (resident set) reaches SIZE, e.g. 512M, 4G
+        /// (the verdict is then `incomplete`). Default: half the machine's RAM. See
+        /// docs/verifier-memory.md.
+        #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+        memory_limit: Option<u64>,
         /// Stop at the first violation, crash or deadlock found (the verdict is `violation`).
         #[arg(long)]
         first_bug: bool,
@@ -366,6 +371,10 @@ fn parse_nondet_values(s: &str) -> Result<ValueList, String> {
     Ok(ValueList(v))
 }
 
+fn parse_memory_limit(s: &str) -> Result<u64, String> {
+    irs_verifier::memory_limit::parse_size(s).map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     // SIGPIPE stays ignored (Rust's default): a program the executor talks to may die, and the
     // executor must then say so, not be killed by a write into the pipe it left. Output into a
@@ -509,7 +518,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, first_bug, svcomp, spin_bound, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, memory_limit, first_bug, svcomp, spin_bound, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let stored = match &input {
                 Some(_) if !args.is_empty() => return fail("verify: --input replays the input's own arguments: give the program alone after --"),
@@ -525,6 +534,9 @@ fn main() -> ExitCode {
             }
             if time_limit.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
                 return fail("verify: --time-limit must be a positive number of seconds");
+            }
+            if max_executions == Some(0) {
+                return fail("verify: --max-executions 0 would verify nothing: give 1 or more (every exploration runs at least its first execution)");
             }
             let stdin = match stdin {
                 Some(p) => match std::fs::read(&p) {
@@ -548,6 +560,7 @@ fn main() -> ExitCode {
                 prune_at,
                 race_free_words: !no_race_free_words,
                 first_bug,
+                memory_limit: Some(memory_limit.unwrap_or_else(irs_verifier::memory_limit::default_limit)),
             };
             let mut publisher = match &stored {
                 Some(s) if publish => Some(irs::service::publish::Publisher::to(s.store.segment())),

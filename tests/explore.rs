@@ -155,7 +155,7 @@ int main(void) { pthread_t x, y; pthread_create(&x, 0, t1, 0); pthread_create(&y
     // limit.
     let spin = build(&dir, "spin", "#include <pthread.h>\nvolatile int stop;\nvoid *t(void *a) { long n = 0; while (!stop) n++; return (void *)n; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");
     let mut ex = executor(&spin, Options::default());
-    assert!(matches!(ex.run(&[]).unwrap().trace.outcome, Outcome::EventLimit { .. }));
+    assert_eq!(ex.run(&[]).unwrap().trace.outcome, Outcome::EventLimit { events: shared_proto::explore_buffer::Capacity::DEFAULT.events }, "the limit, whichever record ran out");
     let forever = build(&dir, "forever", "#include <pthread.h>\nvoid *t(void *a) { for (volatile long i = 0;; i++) {} return a; }\nint main(void) { pthread_t x; pthread_create(&x, 0, t, 0); pthread_join(x, 0); return 0; }\n");
     let mut ex = executor(&forever, Options { timeout: Duration::from_millis(300), ..Default::default() });
     let r = ex.run(&[]).unwrap();

@@ -201,6 +201,58 @@ fn limits_make_the_verdict_incomplete() {
     assert!(o.stdout.contains("\nverdict: safe\n"), "{}", o.stdout);
 }
 
+/// `--max-executions 0` is refused with the reason (an exploration always runs its first
+/// execution); `--memory-limit` stops the exploration with `incomplete`, naming the limit; a
+/// size that is none is refused in one line.
+#[test]
+fn zero_executions_are_refused_and_the_memory_limit_stops_with_incomplete() {
+    let d = scratch("verify_cli/memory_limit");
+    let prog = build(&d, "fig1_5", FIG1, &["-DN=5"]);
+    assert_clean_error(&verify(&d, &["--max-executions", "0"], &prog), "--max-executions 0 would verify nothing");
+    // Any process's resident set is above 1 MiB: the limit is reached at the first check.
+    let o = verify(&d, &["--memory-limit", "1M", "--json"], &prog);
+    assert_eq!(o.status.code(), Some(0), "{}{}", o.stdout, o.stderr);
+    let j = json(&o);
+    assert_eq!(j["verdict"], "incomplete", "{j}");
+    let stopped = j["stopped"].as_str().unwrap();
+    assert!(stopped.starts_with("stopped at the memory limit of 1 MiB after ") && stopped.ends_with(" executions"), "{j}");
+    assert!(j["executions"].as_u64().unwrap() < 18, "stopped before the 18 traces were all explored: {j}");
+    assert!(o.stdout.contains("verdict: incomplete (stopped at the memory limit of 1 MiB after "), "{}", o.stdout);
+    // A limit the exploration stays under changes nothing.
+    let j = json(&verify(&d, &["--memory-limit", "8GiB", "--json"], &prog));
+    assert_eq!((j["verdict"].as_str(), j["traces"].as_u64()), (Some("safe"), Some(18)), "{j}");
+    assert_clean_error(&verify(&d, &["--memory-limit", "4X"], &prog), "is not a size");
+    assert_clean_error(&verify(&d, &["--memory-limit", "0"], &prog), "is not a size");
+}
+
+/// Unordered reads of a word are no data race (the word becomes an object all the same, and
+/// the exploration starts over); unordered writes of a `long` (two words, one access) are one.
+/// `race:` lines name only conflicting pairs, each once; a word found unordered by reads first
+/// is still reported when a write races with a read of it.
+#[test]
+fn race_lines_name_only_conflicting_pairs_once_each() {
+    let d = scratch("verify_cli/race_lines");
+    let src = |body: &str| format!("#include <pthread.h>\nint config = 5; long total;\nvoid *t(void *a) {{ {body} }}\nint main(void) {{ pthread_t x, y; pthread_create(&x, 0, t, (void *)1); pthread_create(&y, 0, t, (void *)2); pthread_join(x, 0); pthread_join(y, 0); return 0; }}\n");
+    let races_of = |name: &str, body: &str| {
+        let prog = build(&d, name, &src(body), &[]);
+        let o = verify(&d, &["--json"], &prog);
+        assert_eq!(o.status.code(), Some(0), "{}{}", o.stdout, o.stderr);
+        let lines: Vec<String> = o.stdout.lines().filter(|l| l.starts_with("race: ")).map(String::from).collect();
+        let j = json(&o);
+        assert_eq!(j["races"].as_array().map(|r| r.len()), Some(lines.len()), "{j}");
+        (lines, j)
+    };
+    let (races, j) = races_of("races", "int c = config; total = c + (long)a; return 0;");
+    assert_eq!(races.len(), 1, "{races:?}");
+    assert!(races[0].contains("the store at races.c:3") && races[0].contains("(global total)"), "{races:?}");
+    assert!(j["racy_words"].as_u64().unwrap() >= 3, "config and total's two words are objects: {j}");
+    let (races, _) = races_of("reads_only", "int c = config; return (void *)(long)c;");
+    assert!(races.is_empty(), "{races:?}");
+    let (races, _) = races_of("read_then_write", "int c = config; if ((long)a == 2) config = 0; return (void *)(long)c;");
+    assert_eq!(races.len(), 1, "{races:?}");
+    assert!(races[0].contains("(global config)"), "{races:?}");
+}
+
 #[test]
 fn bugs_come_with_schedules_that_replay_them() {
     let d = scratch("verify_cli/bugs");
@@ -316,6 +368,13 @@ fn crashes_and_programs_that_never_stop_are_reported() {
     let j = json(&o);
     assert_eq!(j["verdict"], "incomplete", "{j}");
     assert_eq!(j["violations"][0]["kind"], "event-limit", "{j}");
+    // One event limit, named the same everywhere: the limit itself, not how many events the
+    // cut-off run had written when some record ran out.
+    let limit = shared_proto::explore_buffer::Capacity::DEFAULT.events;
+    assert_eq!(j["violations"][0]["message"], format!("stopped at the limit of {limit} events per execution (a program that never stops?)"), "{j}");
+    let o = verify(&d, &["--timeout", "5"], &spin);
+    let named: Vec<&str> = o.stdout.split("limit of ").skip(1).filter_map(|t| t.split(' ').next()).collect();
+    assert!(!named.is_empty() && named.iter().all(|n| *n == limit.to_string()), "{named:?} in {}", o.stdout);
     // The same as a spin-wait: a livelock (main waits to join a thread that waits for main),
     // reported as a deadlock with where the thread spins, and a schedule that replays to it.
     let wait = build(

@@ -6,6 +6,8 @@ pub mod cex;
 pub mod comb;
 pub mod configuration;
 pub mod executor;
+pub mod frontier;
+pub mod memory_limit;
 pub mod object_table;
 pub mod qpor;
 pub mod race_free_words;

@@ -80,8 +80,9 @@ pub struct RaceFreeWords {
     words: FxHashMap<ObjectKey, Word>,
     /// Why the exploration must start over, once a word that had been race-free became racy.
     restart: Option<String>,
-    /// Why each word that had been race-free became racy (for the report: data races are
-    /// worth knowing about even where no assertion fails).
+    /// The data races found, each once: why a word that had been race-free became racy, where
+    /// one of the two accesses writes (for the report: data races are worth knowing about even
+    /// where no assertion fails).
     found: Vec<String>,
     restarts: u64,
 }
@@ -122,14 +123,14 @@ impl RaceFreeWords {
             (State::Racy, true) => {
                 w.state = State::Guarded;
                 let why = format!("the {}{} accesses, inside an atomic block, a word that races outside them", kind.name(), at());
-                self.found.push(why.clone());
+                self.report(&why);
                 self.restart.get_or_insert(why);
                 WordUse::Guarded
             }
             (State::Racy, false) => WordUse::Object,
             (State::RaceFree, true) => WordUse::Elided,
             (State::RaceFree, false) if atomic => {
-                self.racy(word, || format!("the {}{} accesses atomically a word accessed plainly before (atomics synchronise by the word itself)", kind.name(), at()));
+                self.racy(word, true, || format!("the {}{} accesses atomically a word accessed plainly before (atomics synchronise by the word itself)", kind.name(), at()));
                 self.classify(word, kind, false, String::new)
             }
             (State::RaceFree, false) => WordUse::Elided,
@@ -137,18 +138,37 @@ impl RaceFreeWords {
     }
 
     /// `word` is racy from now on (guarded, if atomic blocks access it); if it had been
-    /// race-free, the exploration must start over.
-    pub fn racy(&mut self, word: ObjectKey, why: impl FnOnce() -> String) {
+    /// race-free, the exploration must start over. `conflicting`: one of the two unordered
+    /// accesses writes, a data race, reported; two reads are not (the word becomes an object
+    /// all the same: the exploration's dependence counts reads).
+    /// Whether it had been race-free.
+    pub fn racy(&mut self, word: ObjectKey, conflicting: bool, why: impl FnOnce() -> String) -> bool {
         let fresh = if self.off { State::Racy } else { State::RaceFree };
         let w = self.words.entry(word).or_insert(Word { state: fresh, in_block: false });
         let was = w.state;
         w.state = if w.in_block { State::Guarded } else { State::Racy };
         if was != State::RaceFree {
-            return;
+            return false;
         }
         let why = why();
-        self.found.push(why.clone());
+        if conflicting {
+            self.report(&why);
+        }
         self.restart.get_or_insert(why);
+        true
+    }
+
+    /// A data race on a word that is racy already (made so by unordered reads): reported once.
+    pub fn report_race(&mut self, why: String) {
+        self.report(&why);
+    }
+
+    /// Report a race once: an access that spans words (a `long`, a struct copy) makes them
+    /// racy with one message.
+    fn report(&mut self, why: &str) {
+        if !self.found.iter().any(|f| f == why) {
+            self.found.push(why.to_string());
+        }
     }
 
     /// Why the exploration must start over, if it must (asked once per walked step).
@@ -205,9 +225,9 @@ mod tests {
         let load = EventKind::Access(AccessKind::Load);
         assert!(r.elide(word(1), load, String::new));
         assert!(r.restart_needed().is_none());
-        r.racy(word(1), || "a race".into());
+        r.racy(word(1), true, || "a race".into());
         assert_eq!(r.restart_needed(), Some("a race"));
-        r.racy(word(1), || "again".into());
+        r.racy(word(1), true, || "again".into());
         assert_eq!(r.found(), ["a race"], "found once");
         assert!(!r.elide(word(1), load, String::new));
         r.restarted();
@@ -234,14 +254,31 @@ mod tests {
         let store = EventKind::Access(AccessKind::Store);
         for w in 0..MAX_RESTARTS {
             assert!(r.elide(word(w), store, String::new) && r.elide(word(100), store, String::new));
-            r.racy(word(w), || format!("race {w}"));
+            r.racy(word(w), true, || format!("race {w}"));
             assert!(r.restart_needed().is_some());
             r.restarted();
         }
         assert!(!r.elide(word(100), store, String::new) && !r.elide(word(101), store, String::new), "every word an object now");
-        r.racy(word(100), || "late".into());
+        r.racy(word(100), true, || "late".into());
         assert!(r.restart_needed().is_none(), "no more restarts");
         assert_eq!(r.counts(), (MAX_RESTARTS as usize + 1, 0));
+    }
+
+    /// Unordered reads make a word an object (and start over) without a report; two words
+    /// made racy by one access (a `long`) with one message are reported once.
+    #[test]
+    fn only_conflicting_pairs_are_reported_and_each_once() {
+        let mut r = RaceFreeWords::new(true);
+        let load = EventKind::Access(AccessKind::Load);
+        assert!(r.elide(word(1), load, String::new));
+        r.racy(word(1), false, || "two reads".into());
+        assert_eq!(r.restart_needed(), Some("two reads"), "the word still becomes an object");
+        assert!(r.found().is_empty(), "{:?}", r.found());
+        assert!(r.elide(word(2), load, String::new) && r.elide(word(3), load, String::new));
+        r.racy(word(2), true, || "the store of a long".into());
+        r.racy(word(3), true, || "the store of a long".into());
+        assert_eq!(r.found(), ["the store of a long"]);
+        assert_eq!(r.counts(), (3, 0));
     }
 
     #[test]

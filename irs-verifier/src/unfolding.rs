@@ -15,11 +15,13 @@
 //! last-level cache 7–29% less often than with pointers at every node and `step = 2`.)
 //!
 //! Each event also stores its *frontier*: for every object touched in its history, the last
-//! event on it. This is the `tmax` of §5.1 extended from threads to all objects; with it
-//! causality and conflict reduce to ancestor queries in one tree (Theorem 6, generalised from
-//! locks to objects): `a ≤ b` iff `a` is an ancestor-or-self of `b`'s last event on any object of
-//! `a`; `a # b` iff on some object both touched, their last events are incomparable.
+//! event on it (in chunks shared between events, see [`crate::frontier`]). This is the `tmax`
+//! of §5.1 extended from threads to all objects; with it causality and conflict reduce to
+//! ancestor queries in one tree (Theorem 6, generalised from locks to objects): `a ≤ b` iff `a`
+//! is an ancestor-or-self of `b`'s last event on any object of `a`; `a # b` iff on some object
+//! both touched, their last events are incomparable.
 
+use crate::frontier::Frontier;
 use crate::fx_hash::{FxBuild, PassHashMap};
 use crate::object_table::ObjIdx;
 use crate::thread_names::StableThread;
@@ -88,8 +90,8 @@ struct Event {
     nodes: Vec<TreeNode>,
     /// The skip pointers of all its nodes (one vector per event, not per node).
     skips: Vec<EventIdx>,
-    /// `(object, last event on it in [e])`, sorted by object.
-    frontier: Vec<(ObjIdx, EventIdx)>,
+    /// The last event on each object in `[e]` (chunks shared with other events').
+    frontier: Frontier,
     /// The next event whose key (action, predecessors) has the same hash.
     same_hash: Option<EventIdx>,
     /// The steps its thread takes between its thread predecessor and it that are no events
@@ -163,6 +165,9 @@ const KEY_HASH_MASK: u64 = u64::MAX;
 #[cfg(test)]
 const KEY_HASH_MASK: u64 = 7;
 
+/// A pruned event's slot keeps child lists up to this long for the next event made in it.
+const SPARE_CHILDREN: usize = 8;
+
 pub struct Unfolding {
     events: Vec<Event>,
     /// Per slot of `events`: whether it holds a live event. Dense, so that a prune's sweep does
@@ -183,7 +188,6 @@ pub struct Unfolding {
     skip_step: u32,
     /// Scratch buffers of `event` (reused: it runs for every event found).
     scratch_objs: Vec<ObjIdx>,
-    scratch_merged: Vec<(ObjIdx, EventIdx)>,
     scratch_preds: Vec<Option<EventIdx>>,
     live: usize,
     created: u64,
@@ -206,7 +210,6 @@ impl Unfolding {
             skip_step: skip_step.max(1),
 
             scratch_objs: Vec::new(),
-            scratch_merged: Vec::new(),
             scratch_preds: Vec::new(),
             live: 0,
             created: 0,
@@ -311,12 +314,12 @@ impl Unfolding {
 
     /// The last event on `o` in `[e]`.
     pub fn last_on(&self, e: EventIdx, o: ObjIdx) -> Option<EventIdx> {
-        let f = &self.ev(e).frontier;
-        f.binary_search_by_key(&o, |&(x, _)| x).ok().map(|i| f[i].1)
+        self.ev(e).frontier.get(o).map(EventIdx)
     }
 
-    pub fn frontier(&self, e: EventIdx) -> &[(ObjIdx, EventIdx)] {
-        &self.ev(e).frontier
+    /// `(object, last event on it in [e])` for every object `[e]` touches, by object.
+    pub fn frontier(&self, e: EventIdx) -> impl Iterator<Item = (ObjIdx, EventIdx)> + '_ {
+        self.ev(e).frontier.iter().map(|(o, x)| (o, EventIdx(x)))
     }
 
     /// `x`'s skip pointer of level `level` in `o`'s tree (which it must have).
@@ -382,22 +385,8 @@ impl Unfolding {
 
     /// Conflict: `[a] ∪ [b]` is not a configuration.
     pub fn conflict(&self, a: EventIdx, b: EventIdx) -> bool {
-        let (fa, fb) = (self.frontier(a), self.frontier(b));
-        let (mut i, mut j) = (0, 0);
-        while i < fa.len() && j < fb.len() {
-            match fa[i].0.cmp(&fb[j].0) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    if !self.comparable(fa[i].0, fa[i].1, fb[j].1) {
-                        return true;
-                    }
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        false
+        // Objects whose last events are the same are comparable; the rest are asked.
+        self.ev(a).frontier.any_differing(&self.ev(b).frontier, |o, x, y| !self.comparable(o, EventIdx(x), EventIdx(y)))
     }
 
     /// `[e] ∪ C` is a configuration, for an event `e ∉ C`, where `last` gives `C`'s last event
@@ -420,7 +409,7 @@ impl Unfolding {
             (Some(_), None) => false,
             (Some(c), Some(p)) => c.0 == p || (!in_c(p) && fits(n.obj, p, c)),
         });
-        quick && self.frontier(e).iter().all(|&(o, x)| x == e || last(o).is_none_or(|c| fits(o, x, c)))
+        quick && self.frontier(e).all(|(o, x)| x == e || last(o).is_none_or(|c| fits(o, x, c)))
     }
 
     /// Events whose predecessor on `o` is `pred`.
@@ -512,7 +501,7 @@ impl Unfolding {
                     kind,
                     nodes: Vec::new(),
                     skips: Vec::new(),
-                    frontier: Vec::new(),
+                    frontier: Frontier::default(),
                     same_hash: None,
                     gap,
                 });
@@ -527,7 +516,6 @@ impl Unfolding {
         let slot = &mut self.events[idx.0 as usize];
         let (mut frontier, mut nodes, mut skips) =
             (std::mem::take(&mut slot.frontier), std::mem::take(&mut slot.nodes), std::mem::take(&mut slot.skips));
-        let mut merged = std::mem::take(&mut self.scratch_merged);
         frontier.clear();
         // `top`: the predecessor (with its object) whose frontier `frontier` is, while it is
         // one's. Most often one predecessor's history holds the other's (a thread's next event
@@ -539,9 +527,9 @@ impl Unfolding {
         let covers = |t: EventIdx, o: ObjIdx, p: EventIdx| self.last_on(t, o).is_some_and(|l| l == p || self.depth(l, o) >= self.depth(p, o));
         let mut top: Option<(ObjIdx, EventIdx)> = None;
         for (n, (&o, p)) in objects.iter().zip(preds).filter_map(|(o, p)| p.map(|p| (o, p))).enumerate() {
-            let other = self.frontier(p);
+            let other = &self.ev(p).frontier;
             if n == 0 {
-                frontier.extend_from_slice(other);
+                frontier.copy_from(other);
                 top = Some((o, p));
                 continue;
             }
@@ -550,44 +538,16 @@ impl Unfolding {
                     continue;
                 }
                 if covers(p, to, t) {
-                    frontier.clear();
-                    frontier.extend_from_slice(other);
+                    frontier.copy_from(other);
                     top = Some((o, p));
                     continue;
                 }
             }
             top = None;
-            merged.clear();
-            merged.reserve(frontier.len() + other.len());
-            let (mut i, mut j) = (0, 0);
-            while i < frontier.len() && j < other.len() {
-                let (a, b) = (frontier[i], other[j]);
-                let take = match a.0.cmp(&b.0) {
-                    std::cmp::Ordering::Less => {
-                        i += 1;
-                        a
-                    }
-                    std::cmp::Ordering::Greater => {
-                        j += 1;
-                        b
-                    }
-                    std::cmp::Ordering::Equal => {
-                        i += 1;
-                        j += 1;
-                        if a.1 == b.1 || self.depth(a.1, a.0) >= self.depth(b.1, b.0) { a } else { b }
-                    }
-                };
-                merged.push(take);
-            }
-            merged.extend_from_slice(&frontier[i..]);
-            merged.extend_from_slice(&other[j..]);
-            std::mem::swap(&mut frontier, &mut merged);
+            frontier.merge(other, |o, a, b| self.depth(EventIdx(a), o) >= self.depth(EventIdx(b), o));
         }
         for &o in objects.iter() {
-            match frontier.binary_search_by_key(&o, |t| t.0) {
-                Ok(i) => frontier[i].1 = idx,
-                Err(i) => frontier.insert(i, (o, idx)),
-            }
+            frontier.set(o, idx.0);
         }
         nodes.truncate(objects.len());
         skips.clear();
@@ -626,7 +586,6 @@ impl Unfolding {
         (ev.nodes, ev.skips, ev.frontier) = (nodes, skips, frontier);
         (ev.action, ev.kind, ev.same_hash, ev.gap) = (action, kind, same_hash, gap);
         self.alive[idx.0 as usize] = true;
-        self.scratch_merged = merged;
         self.scratch_objs = objects;
         self.live += 1;
         self.created += 1;
@@ -647,6 +606,14 @@ impl Unfolding {
             if *a && !kept(EventIdx(i as u32)) {
                 *a = false;
                 self.live -= 1;
+                // Its frontier's chunks may be shared with no survivor, and a long child list
+                // would be kept for whatever event the slot holds next: both are let go (small
+                // vectors stay, for the next event made here).
+                let ev = &mut self.events[i];
+                ev.frontier.clear();
+                for n in ev.nodes.iter_mut().filter(|n| n.children.capacity() > SPARE_CHILDREN) {
+                    n.children = Vec::new();
+                }
             }
         }
         self.by_key.clear();
@@ -705,13 +672,19 @@ mod tests {
     /// 0–2) on its own object and one of `words` shared words (objects 10, 11, …), with
     /// `two_words` a second word one time in three. The events, each with whether it was new.
     fn random_run(u: &mut Unfolding, rng: &mut Rng, steps: usize, words: u64, two_words: bool) -> Vec<(EventIdx, bool)> {
+        random_run_spread(u, rng, steps, words, two_words, 1)
+    }
+
+    /// [`random_run`] with the words `stride` objects apart (so that they fall in different
+    /// chunks of the frontiers).
+    fn random_run_spread(u: &mut Unfolding, rng: &mut Rng, steps: usize, words: u64, two_words: bool, stride: u64) -> Vec<(EventIdx, bool)> {
         let mut last: std::collections::HashMap<u32, EventIdx> = Default::default();
         let mut made = Vec::new();
         for _ in 0..steps {
             let t = rng.below(3) as u32;
-            let mut objs = vec![t, 10 + rng.below(words) as u32];
+            let mut objs = vec![t, 10 + (rng.below(words) * stride) as u32];
             if two_words && rng.below(3) == 0 {
-                objs.push(10 + rng.below(words) as u32);
+                objs.push(10 + (rng.below(words) * stride) as u32);
             }
             objs.sort();
             objs.dedup();
@@ -785,13 +758,21 @@ mod tests {
     /// merging otherwise) is the last event per object of its history, found by brute force.
     #[test]
     fn frontiers_are_the_last_events_of_histories() {
+        // Words in one chunk of the frontiers, and words in chunks of their own.
+        for stride in [1, 50] {
+            frontiers_are_the_last_events_of_histories_with(stride);
+        }
+    }
+
+    fn frontiers_are_the_last_events_of_histories_with(stride: u64) {
         let mut u = Unfolding::new(2);
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let mut all = Vec::new();
         for _run in 0..40 {
-            all.extend(random_run(&mut u, &mut rng, 12, 4, true).into_iter().map(|(e, _)| e));
+            all.extend(random_run_spread(&mut u, &mut rng, 12, 4, true, stride).into_iter().map(|(e, _)| e));
         }
         let (mut dominated, mut merged) = (0, 0);
+        let mut histories = Vec::new();
         for &e in &all {
             let (mut history, mut stack) = (std::collections::HashSet::new(), vec![e]);
             while let Some(x) = stack.pop() {
@@ -815,9 +796,27 @@ mod tests {
                 }
             }
             expected.sort();
-            assert_eq!(u.frontier(e), expected.as_slice(), "frontier of {e:?}");
+            assert_eq!(u.frontier(e).collect::<Vec<_>>(), expected, "frontier of {e:?}");
+            histories.push((e, history));
         }
         assert!(dominated > 10 && merged > 10, "both ways of building a frontier are taken: {dominated}, {merged}");
+        // Conflict (which compares frontiers chunk by chunk) against its definition: `[a] ∪
+        // [b]` is no configuration iff on some object its events are not one chain.
+        let (mut conflicts, mut compatible) = (0, 0);
+        for (i, (a, ha)) in histories.iter().enumerate().step_by(3) {
+            for (b, hb) in histories.iter().skip(i % 5).step_by(7) {
+                let union: Vec<EventIdx> = ha.union(hb).copied().collect();
+                let chain = |o: ObjIdx| {
+                    let on: Vec<EventIdx> = union.iter().copied().filter(|&x| u.objects(x).contains(&o)).collect();
+                    on.iter().all(|&x| on.iter().all(|&y| u.tree_le(o, x, y) || u.tree_le(o, y, x)))
+                };
+                let objs: std::collections::BTreeSet<ObjIdx> = union.iter().flat_map(|&x| u.objects(x).iter().copied()).collect();
+                let expected = !objs.into_iter().all(chain);
+                assert_eq!(u.conflict(*a, *b), expected, "conflict of {a:?} and {b:?}");
+                (conflicts, compatible) = (conflicts + usize::from(expected), compatible + usize::from(!expected));
+            }
+        }
+        assert!(conflicts > 100 && compatible > 100, "{conflicts} in conflict, {compatible} not");
     }
 
     /// Random runs hash-consed into one unfolding, then pruned to random causally closed

@@ -715,7 +715,9 @@ impl Reader {
                 requested: ThreadId(get32(b, INFEASIBLE_THREAD)),
                 enabled: mask_threads(get64(b, INFEASIBLE_ENABLED)),
             }),
-            code::OVERFLOW => Some(Outcome::EventLimit { events: self.events }),
+            // The limit, not how many events were written when a record of some kind ran out: one
+            // number for every execution that reaches it (and one bug class).
+            code::OVERFLOW => Some(Outcome::EventLimit { events: self.cap.map_or(self.events, |c| c.events) }),
             code::DISCARDED => Some(Outcome::Discarded),
             code::UNSUPPORTED => {
                 x.tool_error = Some(message());

@@ -39,7 +39,8 @@ pub enum Outcome {
     /// The run exceeded its time limit and was killed.
     Timeout { millis: u64 },
     /// The run exceeded the number of events one execution may have (a program that never
-    /// stops, spinning on shared memory).
+    /// stops, spinning on shared memory): `events` is that limit (the explore buffer's
+    /// capacity, `Capacity::DEFAULT.events`), the same for every execution that reaches it.
     EventLimit { events: u32 },
     /// The trace was written before the run ended (the run is still going or was cut off).
     Incomplete,
@@ -69,7 +70,7 @@ impl fmt::Display for Outcome {
                 let en: Vec<String> = enabled.iter().map(|t| t.to_string()).collect();
                 write!(f, "infeasible schedule: at step {step} {requested} is not enabled (enabled: {})", if en.is_empty() { "none".to_string() } else { en.join(" ") })
             }
-            Outcome::EventLimit { events } => write!(f, "stopped at the limit of {events} events (a program that never stops?)"),
+            Outcome::EventLimit { events } => write!(f, "stopped at the limit of {events} events per execution (a program that never stops?)"),
             Outcome::Timeout { millis } => write!(f, "timeout after {:.1} s", *millis as f64 / 1000.0),
             Outcome::Incomplete => write!(f, "incomplete"),
             Outcome::Discarded => write!(f, "discarded (an assumption failed, or a thread spins where what it read was written since)"),

@@ -25,15 +25,16 @@ impl Verifier<'_> {
         // The victim's steps since its last event are no events: the end could have come before
         // any of them, which only an event can show (a run goes on to a thread's next event
         // before it switches). Their words are unordered with the end: racy.
-        let mut since_last: Vec<ObjIdx> = Vec::new();
+        let mut since_last: Vec<(ObjIdx, bool)> = Vec::new();
         for n in self.path.iter().rev().filter(|n| n.tid.index() == victim.index()) {
             if n.event.is_some() {
                 break;
             }
-            since_last.extend_from_slice(&self.u.actions(n.action).elided);
+            let w = super::word_checks::writes(self.u.actions(n.action).kind);
+            since_last.extend(self.u.actions(n.action).elided.iter().map(|&x| (x, w)));
         }
-        for x in since_last {
-            self.words.racy(self.objects.key(x), || {
+        for (x, w) in since_last {
+            self.words.racy(self.objects.key(x), w, || {
                 format!("an access to this word by T{} comes after that thread's last event and before a kill of it at step {s}: the process's end is unordered with it", victim.0)
             });
         }
@@ -51,7 +52,7 @@ impl Verifier<'_> {
                     let x = self.u.actions(a).elided[i];
                     let at = site_text(self.ex, op.site);
                     let kind = op.kind.name();
-                    self.words.racy(self.objects.key(x), || {
+                    self.words.racy(self.objects.key(x), super::word_checks::writes(op.kind), || {
                         format!("the {kind}{at} by T{} is the next step of a thread that the process's end cuts off at step {s}: the end is unordered with it", op.tid.0)
                     });
                 }

@@ -24,6 +24,7 @@ mod confirm;
 mod divergence;
 mod end_cuts;
 mod nondet;
+mod word_checks;
 
 use crate::cex;
 use crate::comb;
@@ -32,6 +33,7 @@ use crate::configuration::Configuration;
 use crate::executor::{ExecError, Execution, Executor, RunInFlight, Snapshot, SnapshotResult};
 use shared_proto::explore_protocol::MAX_SCHEDULE;
 use std::borrow::Cow;
+use crate::memory_limit::{MemoryLimit, Size};
 use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
 use crate::race_free_words::{RaceFreeWords, WordUse};
 use crate::thread_names::{RunThreads, StableThread, ThreadNames};
@@ -92,11 +94,14 @@ pub struct Options {
     pub race_free_words: bool,
     /// Stop at the first bug found (the verdict is `violation` all the same).
     pub first_bug: bool,
+    /// Stop once the verifier's resident set reaches this many bytes (see `memory_limit`;
+    /// checked between executions).
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true, first_bug: false }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true, first_bug: false, memory_limit: None }
     }
 }
 
@@ -363,9 +368,10 @@ pub struct Verifier<'a> {
     words: RaceFreeWords,
     /// Per race-free word (by object index), its last access in the path: by the thread whose
     /// object is the first, before that thread's event at the depth the second gives in its
-    /// tree (see `record_accesses`); undone on backtracking through `access_undo`.
-    accesses: Vec<Option<(ObjIdx, u32)>>,
-    access_undo: Vec<(ObjIdx, Option<(ObjIdx, u32)>)>,
+    /// tree (see `record_accesses`), and whether it writes; undone on backtracking through
+    /// `access_undo`.
+    accesses: Vec<Option<LastAccess>>,
+    access_undo: Vec<(ObjIdx, Option<LastAccess>)>,
     /// Per runtime thread id, the steps it has taken in the path since its last event (steps
     /// that are no events: accesses to race-free words).
     since: Vec<u32>,
@@ -375,10 +381,19 @@ pub struct Verifier<'a> {
     action_cache: FxHashMap<(StableThread, Option<shared_proto::SiteId>, EventKind, ObjectKey), (ActionIdx, ObjIdx)>,
     /// The race-free words of the last atomic block `action_for` saw (not part of its action).
     block_words: Vec<ObjIdx>,
+    /// Per object, whether it is a word made racy by unordered reads only (no data race, not
+    /// reported): its accesses, events now, are still checked for a data race, which is
+    /// reported once (see `check_watched`). Kept across restarts, as the objects are.
+    watched: Vec<bool>,
     /// Nondet calls seen: the function (as the site table names the call) and how many values it
     /// took, for the verdict's bounds.
     nondet_seen: std::collections::BTreeMap<String, u32>,
+    memory: Option<MemoryLimit>,
 }
+
+/// The last access to a race-free word in the path: by the thread whose object is the first,
+/// before its event at the depth the second gives; whether it writes.
+type LastAccess = (ObjIdx, u32, bool);
 
 /// Whether a run was cut off by the per-execution time limit or the event limit (see
 /// `Verifier::run_walking`).
@@ -406,6 +421,7 @@ fn bug_key(o: &Outcome) -> String {
 impl<'a> Verifier<'a> {
     pub fn new(ex: &'a mut Executor, opts: Options) -> Verifier<'a> {
         let (skip, opts_race_free) = (opts.skip_step, opts.race_free_words);
+        let memory = opts.memory_limit.map(MemoryLimit::new);
         Verifier {
             ex,
             opts,
@@ -438,7 +454,9 @@ impl<'a> Verifier<'a> {
             told_safe: None,
             action_cache: FxHashMap::default(),
             block_words: Vec::new(),
+            watched: Vec::new(),
             nondet_seen: Default::default(),
+            memory,
         }
     }
 
@@ -653,6 +671,11 @@ impl<'a> Verifier<'a> {
             }
             if let Some(t) = self.opts.time_limit.filter(|&t| self.started.elapsed() >= t) {
                 break Some(format!("stopped at the time limit of {:.0} s", t.as_secs_f64()));
+            }
+            if let Some(m) = self.memory.as_mut() {
+                if m.reached() {
+                    break Some(format!("stopped at the memory limit of {} after {} executions", Size(m.limit()), self.stats.executions));
+                }
             }
             // Backtrack to the deepest node with an alternative.
             let backtracking = Instant::now();
@@ -1044,6 +1067,9 @@ impl<'a> Verifier<'a> {
                     Some(e)
                 }
             };
+            if let Some(e) = event.filter(|_| !self.watched.is_empty()) {
+                self.check_watched(action, e, own, s, step.chosen);
+            }
             if let (Some(e), EventKind::Nondet, ObjectRef::Choice { of, .. }) = (event, done[0].kind, done[0].object) {
                 self.nondet_siblings(e, of, since_before);
             }
@@ -1140,40 +1166,6 @@ impl<'a> Verifier<'a> {
         self.cut_at_end(&w.threads);
         w.leaf = Some(Leaf::Maximal);
         Ok(())
-    }
-
-    /// The check that keeps a race-free word's accesses one causal chain (see
-    /// `race_free_words`), and the record it checks the next one against. Step `s` (by `tid`,
-    /// whose object is `own`) accesses the race-free words of action `a` with the history
-    /// `[q]` (its event's, or for a step that is no event its thread's last event's) and before
-    /// its thread's event at depth `after` in the thread's tree. The last access to each word
-    /// (by thread `t`, before `t`'s event at depth `d`) must be in the causal past: `t` is the
-    /// same thread, or `[q]` holds `t`'s event at depth `d`. (A thread's events in `C` form one
-    /// chain, so depths decide.) A word that fails becomes racy. For an atomic block, whose
-    /// action does not name its words, they are `block_words`.
-    #[allow(clippy::too_many_arguments)]
-    fn record_accesses(&mut self, a: ActionIdx, block_words: &[ObjIdx], own: ObjIdx, q: Option<EventIdx>, after: u32, s: usize, tid: ThreadId) {
-        let n = if block_words.is_empty() { self.u.actions(a).elided.len() } else { block_words.len() };
-        for i in 0..n {
-            let x = if block_words.is_empty() { self.u.actions(a).elided[i] } else { block_words[i] };
-            let slot = x.0 as usize;
-            if self.accesses.len() <= slot {
-                self.accesses.resize(slot + 1, None);
-            }
-            if let Some((t, d)) = self.accesses[slot] {
-                let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
-                if !ordered {
-                    let action = self.u.actions(a);
-                    let at = site_text(self.ex, action.site);
-                    let kind = action.kind.name();
-                    self.words.racy(self.objects.key(x), || {
-                        format!("the {kind}{at} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race, or reads no synchronisation orders)", tid.0)
-                    });
-                }
-            }
-            self.access_undo.push((x, self.accesses[slot]));
-            self.accesses[slot] = Some((own, after));
-        }
     }
 
     /// Undo what a node popped from the path recorded: its accesses, and its thread's count of

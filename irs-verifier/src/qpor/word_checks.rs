@@ -1,0 +1,93 @@
+//! The check behind race-free words (see `race_free_words`): a word explored without a tree of
+//! its own must have its accesses ordered by synchronisation in every execution explored, one
+//! causal chain; the walk checks each access against the last one and makes a word that fails
+//! racy (an object from then on; the exploration starts over). Only a pair with a write is a
+//! data race and reported; a word made racy by unordered reads is watched, as an object, until
+//! a write races with one of its accesses (reported once then).
+
+use super::{site_text, Verifier};
+use crate::object_table::ObjIdx;
+use crate::unfolding::{ActionIdx, EventIdx};
+use shared_proto::{EventKind, ThreadId};
+
+/// Whether an operation of this kind may write its words (a data race needs a write): plain
+/// and atomic loads do not; anything else, an atomic block included, is taken to.
+pub(super) fn writes(kind: EventKind) -> bool {
+    match kind {
+        EventKind::Access(k) => k.writes(),
+        _ => true,
+    }
+}
+
+impl Verifier<'_> {
+    /// The check that keeps a race-free word's accesses one causal chain (see
+    /// `race_free_words`), and the record it checks the next one against. Step `s` (by `tid`,
+    /// whose object is `own`) accesses the race-free words of action `a` with the history
+    /// `[q]` (its event's, or for a step that is no event its thread's last event's) and before
+    /// its thread's event at depth `after` in the thread's tree. The last access to each word
+    /// (by thread `t`, before `t`'s event at depth `d`) must be in the causal past: `t` is the
+    /// same thread, or `[q]` holds `t`'s event at depth `d`. (A thread's events in `C` form one
+    /// chain, so depths decide.) A word that fails becomes racy. For an atomic block, whose
+    /// action does not name its words, they are `block_words`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_accesses(&mut self, a: ActionIdx, block_words: &[ObjIdx], own: ObjIdx, q: Option<EventIdx>, after: u32, s: usize, tid: ThreadId) {
+        let n = if block_words.is_empty() { self.u.actions(a).elided.len() } else { block_words.len() };
+        for i in 0..n {
+            let x = if block_words.is_empty() { self.u.actions(a).elided[i] } else { block_words[i] };
+            self.check_access(a, x, own, q, after, s, tid, false);
+        }
+    }
+
+    /// One access of action `a` (by the thread whose object is `own`, with the history `[q]`,
+    /// before its thread's event at depth `after`) to the word `x`: checked against the last
+    /// access to the word (see `record_accesses`), and recorded as the last. `watched`: `x` is
+    /// an object already, made racy by unordered reads; an unordered pair with a write is then
+    /// reported (once), and changes nothing else.
+    #[allow(clippy::too_many_arguments)]
+    fn check_access(&mut self, a: ActionIdx, x: ObjIdx, own: ObjIdx, q: Option<EventIdx>, after: u32, s: usize, tid: ThreadId, watched: bool) {
+        let slot = x.0 as usize;
+        if self.accesses.len() <= slot {
+            self.accesses.resize(slot + 1, None);
+        }
+        let writes = writes(self.u.actions(a).kind);
+        if let Some((t, d, wrote)) = self.accesses[slot] {
+            let ordered = t == own || self.u.depth_on(q.and_then(|q| self.u.last_on(q, t)), t) >= d;
+            if !ordered {
+                let action = self.u.actions(a);
+                let at = site_text(self.ex, action.site);
+                let kind = action.kind.name();
+                let why = || format!("the {kind}{at} by T{} at step {s} is not ordered after the last access to its word by another thread (a data race)", tid.0);
+                let conflicting = writes || wrote;
+                if watched {
+                    if conflicting {
+                        self.words.report_race(why());
+                        self.watched[slot] = false;
+                    }
+                } else if self.words.racy(self.objects.key(x), conflicting, why) && !conflicting {
+                    // Two reads are no data race, but the exploration orders them all the same
+                    // (its dependence counts reads): the word becomes an object, unreported,
+                    // and its accesses are watched for a race with a write.
+                    if self.watched.len() <= slot {
+                        self.watched.resize(slot + 1, false);
+                    }
+                    self.watched[slot] = true;
+                }
+            }
+        }
+        self.access_undo.push((x, self.accesses[slot]));
+        self.accesses[slot] = Some((own, after, writes));
+    }
+
+    /// The accesses of event `e` (of action `a`) to watched words (see `watched`): its history
+    /// apart from the word itself is its thread predecessor's, and it is its thread's event at
+    /// its own depth.
+    pub(super) fn check_watched(&mut self, a: ActionIdx, e: EventIdx, own: ObjIdx, s: usize, tid: ThreadId) {
+        for i in 0..self.u.actions(a).objects.len() {
+            let x = self.u.actions(a).objects[i];
+            if self.watched.get(x.0 as usize).copied().unwrap_or(false) {
+                let (q, after) = (self.u.pred(e, own), self.u.depth_on(Some(e), own));
+                self.check_access(a, x, own, q, after, s, tid, true);
+            }
+        }
+    }
+}
