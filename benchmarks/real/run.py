@@ -58,12 +58,13 @@ REPO = HERE.parents[1]
 
 class Case:
     """One test of a program: a command run in a scratch directory holding `data`."""
-    def __init__(self, name, argv, data=(), stdin=None, norm="exact", timeout=30, reps=None,
+    def __init__(self, name, argv, data=(), stdin=None, norm="exact", timeout=None, reps=None,
                  origin=""):
         self.name, self.argv, self.data = name, list(argv), list(data)
         self.stdin = stdin          # None | ("file", name) | ("pipe", name)
         self.norm = norm            # "exact" | "sorted" | "masked": how stdout is compared
-        self.timeout = timeout      # per run of the plain build; other modes get more
+        self.timeout = timeout      # the plain build's bound (default 60 s); the other modes'
+                                    # is max(20 s, 4 x plain + 10 s): a run past it hangs
         self.reps = reps            # overhead repetitions (None: --reps)
         self.origin = origin        # where the test comes from in the program's own files
 
@@ -361,6 +362,12 @@ class Harness:
                     "TMPDIR": str(self.root / "tmp"), "IRS_STORE": str(self.root / "store")}
         self.guard = Guard(self.root, int(args.mem_limit_gb * 1024 * 1024))
         self.findings = []      # (program, case, mode, what, reproduce)
+        self.used = set()       # irs builds run under `irs run`: forgotten at the end
+
+    def forget_all(self):
+        """`irs forget` every program run under `irs run` (also after an interruption)."""
+        for exe in sorted(self.used):
+            run([self.irs, "forget", exe], self.root, self.env, None, 60)
 
     def find(self, prog, case, mode, what, repro):
         self.findings.append({"program": prog, "case": case, "mode": mode, "what": what,
@@ -432,19 +439,20 @@ class Harness:
         rep = {"case": c.name, "origin": c.origin, "argv": c.argv, "norm": c.norm}
         wait_limit = a.wait_limit
         run_argv = [self.irs, "run", "--wait-limit", str(wait_limit), "--", exe_irs, *args_]
-        run_timeout = c.timeout      # a later run that takes longer than this hangs
 
         # 1. plain, 2. direct
         self.guard.begin("plain")
-        plain = one("plain", [exe_plain, *args_], c.timeout)
+        plain = one("plain", [exe_plain, *args_], c.timeout or 60)
         self.guard.end()
         rep["plain"] = {"rc": plain["rc"], "wall": plain["wall"], "timeout": plain["timeout"],
                         "stdout_bytes": len(plain["out"]), "stderr": tail(plain["err"])}
         if plain["timeout"]:
             rep["plain"]["note"] = "the plain build timed out: the case is not compared"
             return rep
+        hang = max(20.0, 4 * plain["wall"] + 10)    # a run of another mode past this hangs
+        rep["hang_bound"] = hang
         self.guard.begin("direct")
-        direct = one("direct", [exe_irs, *args_], c.timeout)
+        direct = one("direct", [exe_irs, *args_], hang)
         direct_peak, _ = self.guard.end()
         d_diff = same_as(plain, direct, c.norm, plain["files"], direct["files"])
         rep["direct"] = {"rc": direct["rc"], "wall": direct["wall"], "diff": d_diff,
@@ -456,7 +464,8 @@ class Harness:
         # 3. irs run: the first run (starts the background verifier), then interleaved reps
         if not a.no_run:
             self.guard.begin("irs run")
-            first = one("run", run_argv, wait_limit + c.timeout)
+            first = one("run", run_argv, wait_limit + hang)
+            self.used.add(exe_irs)
             peak, killed = self.guard.end()
             f_diff = same_as(plain, first, c.norm, plain["files"], first["files"])
             rr = {"first_rc": first["rc"], "first_wall": first["wall"], "first_diff": f_diff,
@@ -473,12 +482,18 @@ class Harness:
                 rr["first_stderr"] = tail(first["err"], 8, 900)
             times = {"plain": [], "direct": [], "run": []}
             diffs = []
+            hangs = 0
             for i in range(reps):
-                for mode, argv, to in (("plain", [exe_plain, *args_], c.timeout),
-                                       ("direct", [exe_irs, *args_], c.timeout),
-                                       ("run", run_argv, run_timeout)):
-                    r = one(mode, argv, to)
-                    times[mode].append(r["wall"])
+                if hangs >= 2:
+                    diffs.append(f"reps {i + 1}..{reps} not run: two hung")
+                    break
+                for mode, argv in (("plain", [exe_plain, *args_]), ("direct", [exe_irs, *args_]),
+                                   ("run", run_argv)):
+                    r = one(mode, argv, hang)
+                    if not r["timeout"]:        # a hang is reported, not timed
+                        times[mode].append(r["wall"])
+                    elif mode == "run":
+                        hangs += 1
                     if mode == "run":
                         dd = same_as(plain, r, c.norm, plain["files"], r["files"])
                         if dd:
@@ -854,8 +869,8 @@ def main():
     ap.add_argument("--irs", default=str(REPO / "target" / "release" / "irs"))
     ap.add_argument("--cc", default="clang-14", help="the plain build's compiler")
     ap.add_argument("--scratch", default="/tmp/irs-real", help="scratch root (wiped first)")
-    ap.add_argument("--verify-time", type=int, default=15, help="irs verify --time-limit")
-    ap.add_argument("--verify-grace", type=int, default=30,
+    ap.add_argument("--verify-time", type=int, default=10, help="irs verify --time-limit")
+    ap.add_argument("--verify-grace", type=int, default=20,
                     help="seconds past --verify-time after which irs verify is killed")
     ap.add_argument("--wait-limit", type=int, default=30, help="irs run --wait-limit")
     ap.add_argument("--reps", type=int, default=5, help="interleaved repetitions (overheads)")
@@ -884,6 +899,11 @@ def main():
         shutil.rmtree(root)
     for sub in ("home", "tmp", "store"):
         (root / sub).mkdir(parents=True)
+    for p in PROGRAMS:
+        src = getattr(args, p.flag)
+        if src and not Path(src).is_dir():
+            print(f"error: --{p.flag} {src}: not a directory", file=sys.stderr)
+            return 2
     h = Harness(args)
     only = set(args.only.split(",")) if args.only else None
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -892,19 +912,12 @@ def main():
                                         capture_output=True, text=True).stdout.strip(),
            "programs": []}
     t0 = time.monotonic()
-    for p in PROGRAMS:
-        src = getattr(args, p.flag)
-        if only and p.key not in only:
-            continue
-        if not src:
-            print(f"[real] {p.title}: skipped (no --{p.flag} given)", file=sys.stderr)
-            res["programs"].append({"program": p.title, "flag": p.flag, "skipped": True})
-            continue
-        if not Path(src).is_dir():
-            print(f"error: --{p.flag} {src}: not a directory", file=sys.stderr)
-            return 2
-        res["programs"].append(h.program(p, Path(src).resolve()))
-    h.guard.stop = True
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
+    try:
+        run_programs(h, args, only, res)
+    finally:
+        h.forget_all()
+        h.guard.stop = True
     res["findings"] = h.findings
     res["seconds"] = time.monotonic() - t0
     out = Path(args.out)
@@ -915,6 +928,18 @@ def main():
     print(f"[real] {len(h.findings)} failures; {res['seconds']:.0f} s; wrote {out}",
           file=sys.stderr)
     return 0
+
+
+def run_programs(h, args, only, res):
+    for p in PROGRAMS:
+        src = getattr(args, p.flag)
+        if only and p.key not in only:
+            continue
+        if not src:
+            print(f"[real] {p.title}: skipped (no --{p.flag} given)", file=sys.stderr)
+            res["programs"].append({"program": p.title, "flag": p.flag, "skipped": True})
+            continue
+        res["programs"].append(h.program(p, Path(src).resolve()))
 
 
 if __name__ == "__main__":
