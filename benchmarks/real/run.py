@@ -59,7 +59,7 @@ REPO = HERE.parents[1]
 class Case:
     """One test of a program: a command run in a scratch directory holding `data`."""
     def __init__(self, name, argv, data=(), stdin=None, norm="exact", timeout=None, reps=None,
-                 origin=""):
+                 origin="", leaks=False):
         self.name, self.argv, self.data = name, list(argv), list(data)
         self.stdin = stdin          # None | ("file", name) | ("pipe", name)
         # how stdout is compared: "exact"; "sorted" (lines in any order); "masked" (that, with
@@ -70,6 +70,7 @@ class Case:
                                     # is max(20 s, 4 x plain + 10 s): a run past it hangs
         self.reps = reps            # overhead repetitions (None: --reps)
         self.origin = origin        # where the test comes from in the program's own files
+        self.leaks = leaks          # also the program's leak test: valgrind's allocs == frees
 
 
 class Program:
@@ -130,7 +131,8 @@ def thpool_cases():
              origin="tests/threadpool.sh"),
         Case("conc_increment 1000 8", ["./tests/conc_increment", "1000", "8"],
              origin="tests/threadpool.sh shape, smaller than its 100000 1000"),
-        Case("no_work 4", ["./tests/no_work", "4"], reps=2, origin="tests/heap_stack_garbage.sh shape"),
+        Case("no_work 4", ["./tests/no_work", "4"], reps=2, leaks=True,
+             origin="tests/memleaks.sh (valgrind: as many frees as allocs)"),
         Case("nonzero_heap_stack", ["./tests/nonzero_heap_stack"], norm="set",
              origin="tests/heap_stack_garbage.sh (thpool_destroy drops queued tasks: how many "
                     "run depends on the schedule)"),
@@ -466,6 +468,22 @@ class Harness:
         if d_diff:
             self.find(prog.key, c.name, "direct", d_diff + "; stderr: " + tail(direct["err"]),
                       f"{where}{pipe_pre}{exe_irs} {' '.join(args_)}{shell_in}")
+
+        if c.leaks and shutil.which("valgrind"):
+            rep["leaks"] = {}
+            for mode, exe in (("plain", exe_plain), ("direct", exe_irs)):
+                reset_dir(dirs[mode], data_dir, c.data)
+                r = run(["valgrind", "--leak-check=full", exe, *args_], dirs[mode], self.env,
+                        stdin_for(dirs[mode]), 300)
+                m = re.search(r"total heap usage: ([\d,]+) allocs, ([\d,]+) frees",
+                              r["err"].decode(errors="replace"))
+                rep["leaks"][mode] = ([int(x.replace(",", "")) for x in m.groups()] if m
+                                      else None)
+            pl, di = rep["leaks"]["plain"], rep["leaks"]["direct"]
+            if pl and di and pl[0] == pl[1] and di[0] != di[1]:
+                self.find(prog.key, c.name, "direct (leak test)",
+                          f"valgrind: {di[0]} allocs, {di[1]} frees (plain: {pl[0]} and {pl[1]})",
+                          f"{where}valgrind --leak-check=full {exe_irs} {' '.join(args_)}")
 
         # 3. irs run: the first run (starts the background verifier), then interleaved reps
         if not a.no_run:
@@ -825,6 +843,13 @@ def write_report(res, out):
                 plain = "**timeout**"
             direct = ("same" if not c.get("direct", {}).get("diff") else
                       "**" + md_cell(c["direct"]["diff"]) + "**") if "direct" in c else "-"
+            lk = c.get("leaks") or {}
+            if lk.get("plain") and lk.get("direct"):
+                bad = lk["direct"][0] != lk["direct"][1]
+                direct += ("; **" if bad else "; ") + (f"valgrind {lk['direct'][0]} allocs / "
+                                                       f"{lk['direct'][1]} frees (plain "
+                                                       f"{lk['plain'][0]} / {lk['plain'][1]})")
+                direct += "**" if bad else ""
             rr = c.get("run")
             if rr:
                 first = "same" if not rr["first_diff"] else "**" + md_cell(rr["first_diff"]) + "**"
