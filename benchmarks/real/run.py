@@ -709,10 +709,12 @@ def git_head(src):
 
 
 def outcome_line(r):
-    """The outcome `irs replay` printed (or why it printed none)."""
-    for l in reversed(r["out"].decode(errors="replace").splitlines()):
-        if l.startswith("outcome:"):
-            return l.strip()
+    """The outcome `irs replay` printed (or why it printed none); the program's own output may
+    precede it on the same line (pigz -c writes binary data with no newline)."""
+    text = r["out"].decode(errors="replace") + "\n" + r["err"].decode(errors="replace")
+    found = re.findall(r"outcome: [^\n]*", text)
+    if found:
+        return found[-1].strip()
     return f"no outcome (exit {r['rc']}: {tail(r['err'], 2)})"
 
 def reproduces(outcome):
