@@ -136,6 +136,11 @@ fn wait_limit_zero_does_not_wait_and_a_negative_one_is_refused() {
     assert!(o.status.success() && o.stdout.contains("counter=6"), "{}{}", o.stdout, o.stderr);
     assert!(o.stderr.contains("queued for verification") && !o.stderr.contains("waiting for its first prefix"), "{}", o.stderr);
     assert!(o.stderr.contains("SERIALISED"), "{}", o.stderr);
+    // A limit that runs out before the first prefix: the run still runs (serialised, not
+    // verified), as the plain program would, and says why.
+    let o = sh(&d, "\"$IRS\" forget ./mode_env >/dev/null; \"$IRS\" run --wait-limit 0.001 -- ./mode_env", &[("COUNTER_MODE", "careful")]);
+    assert!(o.status.success() && o.stdout.contains("counter=6"), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("within 0.001 s") && o.stderr.contains("SERIALISED"), "{}", o.stderr);
     let o = sh(&d, "\"$IRS\" run --wait-limit=-1 -- ./mode_env", &[]);
     assert!(!o.status.success() && o.stderr.contains("must be non-negative"), "{}", o.stderr);
     let _ = sh(&d, "\"$IRS\" forget ./mode_env", &[]);

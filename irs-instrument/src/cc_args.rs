@@ -125,7 +125,9 @@ pub fn parse(args: &[String]) -> Result<CcArgs, CcArgsError> {
             }
             "-c" => out.mode = CcMode::CompileOnly,
             "-S" => out.mode = CcMode::Assembly,
-            "-E" | "-M" | "-MM" | "-fsyntax-only" | "--version" | "-v" | "--help" | "-dumpversion"
+            // `-v` with inputs compiles them (verbosely): instrumented like any compile; alone it
+            // has no inputs and passes through like the queries here.
+            "-E" | "-M" | "-MM" | "-fsyntax-only" | "--version" | "--help" | "-dumpversion"
             | "-dumpmachine" | "-print-search-dirs" => pass_through = true,
             "-x" => {
                 let v = value(a)?;
@@ -190,6 +192,14 @@ mod tests {
 
     fn p(s: &str) -> Result<CcArgs, CcArgsError> {
         parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn verbose_compiles_are_instrumented_and_a_lone_v_passes_through() {
+        let a = p("-v -c -o q.o queue.c").unwrap();
+        assert_eq!(a.mode, CcMode::CompileOnly);
+        assert!(a.compile_flags.iter().any(|f| f == "-v"));
+        assert_eq!(p("-v").unwrap().mode, CcMode::PassThrough);
     }
 
     #[test]

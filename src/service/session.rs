@@ -218,6 +218,16 @@ impl Session {
                         session.input = Some(store);
                         return session.refuse_if_stop();
                     }
+                    // No prefix yet: the plain program would run now, so this run does too, as
+                    // the reaction says (serialised by default: not verified), and verification
+                    // goes on for the next ones.
+                    Err(ServiceError::NoPrefix { secs, .. }) => {
+                        let why = format!("no prefix of input {} within {secs} s (its verification goes on; a later run may be covered)", store.key);
+                        attached(&Attach::Uncoverable(why.clone()));
+                        session.uncoverable = Some(why);
+                        session.input = Some(store);
+                        return session.refuse_if_stop();
+                    }
                     Err(e) => return Err(e),
                 }
             }
