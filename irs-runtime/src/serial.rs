@@ -127,6 +127,15 @@ pub fn creating() -> Option<u32> {
     Some(s.threads.len() as u32 - 1)
 }
 
+/// A thread was created with `handle`: the C library reuses the handles of threads that have
+/// ended, so a join of it is not enabled by an earlier thread's end. (The new thread cannot
+/// have ended yet: its exit waits for a turn, and its creator holds the turn.)
+pub fn created(handle: u64) {
+    if on() {
+        STATE.lock().exited.remove(&handle);
+    }
+}
+
 /// The creation failed: the thread will never register.
 pub fn creation_failed(id: Option<u32>) {
     let mut s = STATE.lock();
