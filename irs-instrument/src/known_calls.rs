@@ -20,9 +20,11 @@ impl RoutedCall {
     /// A file opened for reading is checked against the verified input in every thread, also
     /// in one that runs free (issue 19). Condition variables, semaphores, rwlocks, barriers and
     /// `pthread_once` are the runtime's own in every thread, so that a free thread and a
-    /// constrained one use one implementation of an object (issue 20).
+    /// constrained one use one implementation of an object (issue 20). A signal handler is
+    /// installed behind the runtime's trampoline by whichever thread installs it: it may
+    /// interrupt a constrained one.
     pub fn needed_when_free(&self) -> bool {
-        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen | SiteKind::Sync)
+        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen | SiteKind::Sync | SiteKind::SignalHandler)
     }
 }
 
@@ -140,6 +142,14 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "tss_get", wrapper: "__irs_tss_get", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "tss_set", wrapper: "__irs_tss_set", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "tss_delete", wrapper: "__irs_tss_delete", kind: SiteKind::ThreadQuery },
+    // Signal handlers run outside the event model (`irs-runtime/src/signals.rs`).
+    RoutedCall { name: "signal", wrapper: "__irs_signal", kind: SiteKind::SignalHandler },
+    RoutedCall { name: "sigaction", wrapper: "__irs_sigaction", kind: SiteKind::SignalHandler },
+    // A serialised run lets the other threads go first where a thread sleeps.
+    RoutedCall { name: "sleep", wrapper: "__irs_sleep", kind: SiteKind::Sleep },
+    RoutedCall { name: "usleep", wrapper: "__irs_usleep", kind: SiteKind::Sleep },
+    RoutedCall { name: "nanosleep", wrapper: "__irs_nanosleep", kind: SiteKind::Sleep },
+    RoutedCall { name: "clock_nanosleep", wrapper: "__irs_clock_nanosleep", kind: SiteKind::Sleep },
 ];
 
 pub fn routed_call(name: &str) -> Option<&'static RoutedCall> {
@@ -235,5 +245,6 @@ mod tests {
         assert!(unsupported_call("socket") && unsupported_call("popen") && !unsupported_call("read"));
         assert_eq!(routed_call("fopen").unwrap().wrapper, "__irs_fopen");
         assert!(routed_call("open64").unwrap().needed_when_free());
+        assert!(routed_call("sigaction").unwrap().needed_when_free() && !routed_call("usleep").unwrap().needed_when_free());
     }
 }

@@ -610,5 +610,5 @@ pub fn trace_choice(of: u32) -> Option<u32> {
 
 /// Is the calling thread still constrained (so that wrappers announce its events)?
 pub fn constrained() -> bool {
-    crate::serial::mine() || (ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get()))
+    !crate::signal_state::inside() && (crate::serial::mine() || (ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get())))
 }

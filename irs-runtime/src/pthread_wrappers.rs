@@ -124,7 +124,7 @@ pub(crate) fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
     if matches!(mode::get(), Mode::Chaos | Mode::Enforce) {
         chaos::perturb();
     }
-    if enforcing() && enforcer::constrained() {
+    if enforcing() && !crate::signal_state::inside() && enforcer::constrained() {
         enforcer::before(Some(SiteId(site)));
         let r = op();
         enforcer::after();
