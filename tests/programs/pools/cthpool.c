@@ -258,6 +258,7 @@ static void thpool_pause(thpool_ *p, int n) {
 static void thpool_resume(thpool_ *p) {
     (void)p;
     threads_on_hold = 0;
+    threads_held = 0;
 }
 
 static void thpool_destroy(thpool_ *p, int n) {
@@ -304,12 +305,15 @@ int main(int argc, char **argv) {
     thpool_ *p = thpool_init(threads);
     if (!p)
         return 2;
-    if (pause)
+    /* Paused and resumed before the jobs are added: a thread may be interrupted while it holds
+     * the queue's semaphore's mutex (in the plain build too, inside pthread_cond_wait before it
+     * releases the mutex), so adding work while the threads are held could wait for ever. */
+    if (pause) {
         thpool_pause(p, threads);
+        thpool_resume(p);
+    }
     for (int i = 1; i <= jobs; i++)
         thpool_add_work(p, task, (void *)(size_t)i);
-    if (pause)
-        thpool_resume(p);
     thpool_wait(p);
     thpool_destroy(p, threads);
     long want = (long)jobs * (jobs + 1) / 2;
