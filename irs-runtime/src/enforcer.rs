@@ -9,6 +9,11 @@
 //! 3. *free*: then the thread clears its flag: its callbacks stop, its functions run their plain
 //!    bodies.
 //!
+//! A choice inside the prefix (which waiter a signal wakes) takes the verified trace's value
+//! (`trace_choice`): with it, every event of the prefix finds its objects as the trace had them,
+//! so no run waits for ever (the argument: docs/enforcement-progress.md). A signal handler's
+//! events are nobody's (`signals`).
+//!
 //! Completed-event counters are cache-padded atomics, one per logical thread, written by their
 //! thread only (an exited thread's counter is `u32::MAX`: infinitely advanced). Waiting spins
 //! briefly, then parks on the counter with a futex that the writer only wakes when someone is

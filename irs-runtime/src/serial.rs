@@ -12,6 +12,11 @@
 //! never on the OS's timing. A lock is enabled when the mutex is free, a join when the thread
 //! has ended. With no enabled thread left, the run is deadlocked: reported, and aborted (the
 //! plain program would hang there).
+//!
+//! What the OS would give other threads and a strict turn would not: a thread that sleeps lets
+//! every other thread that can move go first (`yield_turn`), and a thread running a signal
+//! handler (`signals`) is neither waited for nor given the turn meanwhile; handlers are kept out
+//! of the state's lock, and waiting threads sleep outside it.
 
 use crate::spin_loop::{ThreadSpin, Writes};
 use parking_lot::{Mutex, MutexGuard};

@@ -9,9 +9,9 @@
 //! How: `signal` and `sigaction` are routed here (in every thread, free ones included), and a
 //! handler the program installs is installed as the runtime's trampoline, which clears the
 //! interrupted thread's fast-path flag (so the handler's functions run their plain bodies, no
-//! callback at all), marks the thread as inside a handler (`signal_state::inside`: the wrappers and callbacks
-//! that a plain body still reaches do only the call itself), calls the program's handler, and
-//! restores both. `sigaction`'s and `signal`'s answers name the program's own handlers, never
+//! callback at all), marks the thread as inside a handler (`signal_state::inside`: the
+//! wrappers and callbacks that a plain body still reaches do only the call itself), calls the
+//! program's handler, and restores both. `sigaction`'s and `signal`'s answers name the program's own handlers, never
 //! the trampoline.
 
 use crate::signal_state;
@@ -41,7 +41,7 @@ thread_local! {
 
 extern "C" fn trampoline(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     let Some(h) = HANDLERS.get(sig as usize) else { return };
-    // Acquire: the handler stored with release by `install` (its code was written before).
+    // Acquire: pairs with the release store in `__irs_sigaction`.
     let f = h.function.load(Ordering::Acquire);
     if f == 0 || f == libc::SIG_DFL || f == libc::SIG_IGN {
         return;
