@@ -20,9 +20,11 @@ impl RoutedCall {
     /// A file opened for reading is checked against the verified input in every thread, also
     /// in one that runs free (issue 19). Condition variables, semaphores, rwlocks, barriers and
     /// `pthread_once` are the runtime's own in every thread, so that a free thread and a
-    /// constrained one use one implementation of an object (issue 20).
+    /// constrained one use one implementation of an object (issue 20). A signal handler is
+    /// installed behind the runtime's trampoline by whichever thread installs it: it may
+    /// interrupt a constrained one.
     pub fn needed_when_free(&self) -> bool {
-        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen | SiteKind::InputRead | SiteKind::Sync)
+        matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen | SiteKind::InputRead | SiteKind::Sync | SiteKind::SignalHandler)
     }
 }
 
@@ -92,12 +94,13 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "pthread_spin_unlock", wrapper: "__irs_pthread_spin_unlock", kind: SiteKind::Unlock },
     RoutedCall { name: "sched_yield", wrapper: "__irs_sched_yield", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_yield", wrapper: "__irs_sched_yield", kind: SiteKind::ThreadQuery },
-    // Sleeps cost no time in EXPLORE (`irs-runtime/src/sleeps.rs`).
-    RoutedCall { name: "sleep", wrapper: "__irs_sleep", kind: SiteKind::ThreadQuery },
-    RoutedCall { name: "usleep", wrapper: "__irs_usleep", kind: SiteKind::ThreadQuery },
-    RoutedCall { name: "nanosleep", wrapper: "__irs_nanosleep", kind: SiteKind::ThreadQuery },
-    RoutedCall { name: "clock_nanosleep", wrapper: "__irs_clock_nanosleep", kind: SiteKind::ThreadQuery },
-    RoutedCall { name: "thrd_sleep", wrapper: "__irs_thrd_sleep", kind: SiteKind::ThreadQuery },
+    // Sleeps cost no time in EXPLORE; a serialised run lets the other threads go first where a
+    // thread sleeps (`irs-runtime/src/sleeps.rs`).
+    RoutedCall { name: "sleep", wrapper: "__irs_sleep", kind: SiteKind::Sleep },
+    RoutedCall { name: "usleep", wrapper: "__irs_usleep", kind: SiteKind::Sleep },
+    RoutedCall { name: "nanosleep", wrapper: "__irs_nanosleep", kind: SiteKind::Sleep },
+    RoutedCall { name: "clock_nanosleep", wrapper: "__irs_clock_nanosleep", kind: SiteKind::Sleep },
+    RoutedCall { name: "thrd_sleep", wrapper: "__irs_thrd_sleep", kind: SiteKind::Sleep },
     // Built by the runtime from locks and choices (`shared_proto::sync_object`).
     RoutedCall { name: "pthread_cond_init", wrapper: "__irs_pthread_cond_init", kind: SiteKind::Sync },
     RoutedCall { name: "pthread_cond_destroy", wrapper: "__irs_pthread_cond_destroy", kind: SiteKind::Sync },
@@ -152,6 +155,9 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "tss_get", wrapper: "__irs_tss_get", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "tss_set", wrapper: "__irs_tss_set", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "tss_delete", wrapper: "__irs_tss_delete", kind: SiteKind::ThreadQuery },
+    // Signal handlers run outside the event model (`irs-runtime/src/signals.rs`).
+    RoutedCall { name: "signal", wrapper: "__irs_signal", kind: SiteKind::SignalHandler },
+    RoutedCall { name: "sigaction", wrapper: "__irs_sigaction", kind: SiteKind::SignalHandler },
 ];
 
 pub fn routed_call(name: &str) -> Option<&'static RoutedCall> {
@@ -262,5 +268,6 @@ mod tests {
         for s in ["sleep", "usleep", "nanosleep", "clock_nanosleep", "thrd_sleep"] {
             assert!(!routed_call(s).unwrap().needed_when_free(), "{s}: a free thread sleeps as the plain build does");
         }
+        assert!(routed_call("sigaction").unwrap().needed_when_free());
     }
 }

@@ -9,6 +9,7 @@
 __attribute__((tls_model("initial-exec"))) __thread unsigned char __irs_thread_active = 0;
 
 void __irs_set_thread_active(unsigned char on) { __irs_thread_active = on; }
+unsigned char __irs_thread_active_get(void) { return __irs_thread_active; }
 
 extern const char __start_irs_modules[] __attribute__((weak));
 extern const char __stop_irs_modules[] __attribute__((weak));

@@ -14,6 +14,10 @@ use std::ffi::{c_char, c_void, CStr};
 
 #[no_mangle]
 pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
+    if crate::signal_state::inside() {
+        // A signal handler's accesses are nobody's events (`signals`).
+        return;
+    }
     match mode::get() {
         Mode::Record => {}
         Mode::Enforce => {
@@ -43,6 +47,9 @@ pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
 
 #[no_mangle]
 pub extern "C" fn __irs_after(site: u64) {
+    if crate::signal_state::inside() {
+        return;
+    }
     match mode::get() {
         Mode::Record | Mode::Enforce => {}
         Mode::Explore => return scheduler::access_after(),

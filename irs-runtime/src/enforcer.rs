@@ -9,6 +9,11 @@
 //! 3. *free*: then the thread clears its flag: its callbacks stop, its functions run their plain
 //!    bodies.
 //!
+//! A choice inside the prefix (which waiter a signal wakes) takes the verified trace's value
+//! (`trace_choice`): with it, every event of the prefix finds its objects as the trace had them,
+//! so no run waits for ever (the argument: docs/enforcement-progress.md). A signal handler's
+//! events are nobody's (`signals`).
+//!
 //! Completed-event counters are cache-padded atomics, one per logical thread, written by their
 //! thread only (an exited thread's counter is `u32::MAX`: infinitely advanced). Waiting spins
 //! briefly, then parks on the counter with a futex that the writer only wakes when someone is
@@ -576,7 +581,39 @@ pub fn end_waits() {
     }
 }
 
+/// The value the verified trace chose at the calling thread's event in progress (announced by
+/// `before`, not yet completed), when that event is a choice inside the prefix in force: which
+/// waiter a signal wakes, a `__VERIFIER_nondet_*` value. The run must choose the same, or the
+/// events after it are not the trace's: a signal that wakes another waiter than the trace's
+/// leaves the trace's waiter blocked while the table has the events after its wake-up required
+/// by other threads, a cycle of waits (docs/enforcement-progress.md). `None` outside the prefix
+/// (free: every value was explored) and when serialised (the verifier's default policy: 0). A
+/// value the run cannot take (`of` values here) means the run has left the verified trace.
+pub fn trace_choice(of: u32) -> Option<u32> {
+    let e = ENFORCER.get()?;
+    if crate::serial::on() {
+        return None;
+    }
+    let (t, k, v) = ME.with(|me| {
+        let t = me.tid.get()?;
+        if me.free.get() || me.open.get() == 0 {
+            return None;
+        }
+        let k = me.k.get() + me.open.get() - 1;
+        if k >= my_cut(e, me, t) {
+            return None;
+        }
+        Some((t, k, e.view.choice(ThreadId(t), k)?))
+    })?;
+    if v < of {
+        return Some(v);
+    }
+    report_once(e, &format!("left the verified trace at T{t}#{k}: it chooses among {of} values, the trace chose value {v}; {}", reaction_text(e.policy)));
+    react(e, Some(t));
+    None
+}
+
 /// Is the calling thread still constrained (so that wrappers announce its events)?
 pub fn constrained() -> bool {
-    crate::serial::mine() || (ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get()))
+    !crate::signal_state::inside() && (crate::serial::mine() || (ENFORCER.get().is_some() && ME.with(|me| me.tid.get().is_some() && !me.free.get())))
 }

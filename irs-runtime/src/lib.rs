@@ -43,6 +43,8 @@ mod sandbox;
 mod scheduler;
 mod semaphore;
 mod serial;
+mod signal_state;
+mod signals;
 mod sleeps;
 mod spin_lock;
 mod spin_loop;

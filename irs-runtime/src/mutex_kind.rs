@@ -4,7 +4,7 @@
 //! error-checking one relocked by its owner or unlocked by another thread, change nothing other
 //! threads can see: they are no events, in every mode.
 //!
-//! glibc on x86-64 (`struct __pthread_mutex_s`): `__count` at offset 4 (recursion depth),
+//! glibc on x86-64 (`struct __pthread_mutex_s`): `__lock` at offset 0 (0: free), `__count` at offset 4 (recursion depth),
 //! `__owner` at 8 (the owner's kernel thread id), `__kind` at 16 (type in the low two bits:
 //! 0 normal, 1 recursive, 2 error-checking, 3 adaptive). `tests` check the offsets against the
 //! C library's own behaviour.
@@ -41,6 +41,11 @@ pub fn held_by_me(m: u64) -> bool {
     field(m, 8) == unsafe { libc::gettid() }
 }
 
+/// Is the program's mutex at `m` locked (glibc's lock word, offset 0, is not zero)?
+pub fn locked(m: u64) -> bool {
+    field(m, 0) != 0
+}
+
 /// How many times its owner has locked a recursive mutex.
 pub fn depth(m: u64) -> u32 {
     field(m, 4) as u32
@@ -64,9 +69,10 @@ mod tests {
             assert!(!held_by_me(a));
             libc::pthread_mutex_lock(&mut m);
             libc::pthread_mutex_lock(&mut m);
-            assert!(held_by_me(a) && depth(a) == 2);
+            assert!(held_by_me(a) && depth(a) == 2 && locked(a));
             libc::pthread_mutex_unlock(&mut m);
             libc::pthread_mutex_unlock(&mut m);
+            assert!(!locked(a));
             libc::pthread_mutexattr_settype(&mut attr, libc::PTHREAD_MUTEX_ERRORCHECK);
             let mut e: libc::pthread_mutex_t = std::mem::zeroed();
             libc::pthread_mutex_init(&mut e, &attr);

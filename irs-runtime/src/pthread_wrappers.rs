@@ -124,7 +124,7 @@ pub(crate) fn enforced<R>(site: u64, op: impl FnOnce() -> R) -> R {
     if matches!(mode::get(), Mode::Chaos | Mode::Enforce) {
         chaos::perturb();
     }
-    if enforcing() && enforcer::constrained() {
+    if enforcing() && !crate::signal_state::inside() && enforcer::constrained() {
         enforcer::before(Some(SiteId(site)));
         let r = op();
         enforcer::after();
@@ -185,6 +185,8 @@ pub unsafe extern "C" fn __irs_pthread_create(
         if rc == 0 && enforcing() {
             // SAFETY: pthread_create succeeded and filled `*thread`.
             enforcer::bind_handle(enforced_id, unsafe { *thread } as u64);
+            // SAFETY: as above.
+            serial::created(unsafe { *thread } as u64);
         }
         if rc != 0 {
             // SAFETY: the thread was not created, so `start` is still ours.
@@ -249,10 +251,45 @@ pub unsafe extern "C" fn __irs_pthread_exit(retval: *mut c_void, _site: u64) -> 
 pub unsafe extern "C" fn __irs_pthread_mutex_init(
     m: *mut libc::pthread_mutex_t,
     attr: *const libc::pthread_mutexattr_t,
-    _site: u64,
+    site: u64,
 ) -> c_int {
     // SAFETY: forwarded unchanged.
-    unsafe { libc::pthread_mutex_init(m, attr) }
+    let init = || unsafe { libc::pthread_mutex_init(m, attr) };
+    if plain() {
+        return init();
+    }
+    if explore() {
+        // The real mutex is not used in EXPLORE (the scheduler models it).
+        scheduler::mutex_reinit(m as u64, site);
+        return init();
+    }
+    // A mutex destroyed while locked (glibc's destroy fails with `EBUSY` and leaves it locked)
+    // and initialised again is a fresh, unlocked one. Held by the initialising thread, the init
+    // releases it: an unlock event (as in EXPLORE), so that a recorded trace has it. (Whether
+    // the caller holds it is read from what glibc keeps in it, its lock word and owner: memory
+    // that was never a mutex holds neither the caller's thread id as its owner.)
+    if !(mutex_kind::locked(m as u64) && mutex_kind::held_by_me(m as u64)) {
+        if serial::on() {
+            serial::unlocked(m as usize);
+        }
+        return init();
+    }
+    let release = || {
+        let rec = recording().then(recorder::lock);
+        let rc = init();
+        if serial::on() {
+            serial::unlocked(m as usize);
+        }
+        if let Some(mut r) = rec {
+            r.push(Some(SiteId(site)), EventKind::Unlock, ObjectRef::Mutex { addr: m as u64, logical: None });
+        }
+        rc
+    };
+    if serial::mine() {
+        serial::acquire(Op::Step);
+        return release();
+    }
+    enforced(site, release)
 }
 
 /// # Safety

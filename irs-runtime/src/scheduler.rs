@@ -806,8 +806,41 @@ pub fn allocated(p: *mut c_void, size: usize) {
 
 pub fn freed(p: *mut c_void) {
     if !p.is_null() {
-        with(|s| s.heap.remove(&(p as u64)));
+        // A mutex in the block (destroyed while locked, as glibc allows) is gone with it: a
+        // later block at the same address holds other objects (named by their block, DESIGN §3).
+        with(|s| {
+            if let Some((size, _, _)) = s.heap.remove(&(p as u64)) {
+                let range = p as u64..p as u64 + size.max(1);
+                s.owners.retain(|(m, _)| !range.contains(m));
+                s.recursion.retain(|(m, _)| !range.contains(m));
+            }
+        });
     }
+}
+
+/// `pthread_mutex_init` of a mutex that is held (destroyed while locked, which glibc allows:
+/// its destroy fails with `EBUSY` and changes nothing; the init makes it a fresh, unlocked
+/// mutex). Held by the initialising thread: an unlock event, so that the mutex's chain says it
+/// is free, as it is. Held by another thread (undefined, racing with that thread): freed with
+/// no event, as glibc's init does. Of a free mutex: nothing (no event).
+pub fn mutex_reinit(m: u64, site: u64) {
+    match with(|s| s.owner(m).map(|o| o == s.current as u32)) {
+        None => return,
+        Some(false) => {
+            with(|s| {
+                s.owners.retain(|&(x, _)| x != m);
+                s.recursion.retain(|&(x, _)| x != m);
+            });
+            return;
+        }
+        Some(true) => {}
+    }
+    mutex_op(EventKind::Unlock, m, site);
+    with(|s| {
+        s.owners.retain(|&(x, _)| x != m);
+        s.recursion.retain(|&(x, _)| x != m);
+    });
+    done();
 }
 
 // ---- operations ---------------------------------------------------------------------------

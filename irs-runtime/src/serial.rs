@@ -12,9 +12,14 @@
 //! never on the OS's timing. A lock is enabled when the mutex is free, a join when the thread
 //! has ended. With no enabled thread left, the run is deadlocked: reported, and aborted (the
 //! plain program would hang there).
+//!
+//! What the OS would give other threads and a strict turn would not: a thread that sleeps lets
+//! every other thread that can move go first (`yield_turn`), and a thread running a signal
+//! handler (`signals`) is neither waited for nor given the turn meanwhile; handlers are kept out
+//! of the state's lock, and waiting threads sleep outside it.
 
 use crate::spin_loop::{ThreadSpin, Writes};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Mutex, MutexGuard};
 use shared_proto::{AccessKind, EventKind};
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -54,6 +59,9 @@ struct State {
     locked: BTreeSet<usize>,
     /// Threads (`pthread_t`) that have ended.
     exited: BTreeSet<u64>,
+    /// Threads that gave their turn away at a sleep (`yield_turn`): another thread that can
+    /// move goes first.
+    yielded: BTreeSet<u32>,
 }
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -62,11 +70,79 @@ static ON: AtomicBool = AtomicBool::new(false);
 /// changed outside the state's lock and read under it, once per thread creation (never per
 /// event), so the simplest order costs nothing that matters.
 static CREATING: AtomicU32 = AtomicU32::new(0);
-static STATE: Mutex<State> = Mutex::new(State { threads: Vec::new(), spin: Vec::new(), writes: Writes { count: 0, last: None }, turn: None, last: 0, locked: BTreeSet::new(), exited: BTreeSet::new() });
-static CHANGED: Condvar = Condvar::new();
+static STATE: Mutex<State> = Mutex::new(State { threads: Vec::new(), spin: Vec::new(), writes: Writes { count: 0, last: None }, turn: None, last: 0, locked: BTreeSet::new(), exited: BTreeSet::new(), yielded: BTreeSet::new() });
+/// Raised at every change a parked thread may be waiting for; parked threads sleep on it (a
+/// futex) outside the state's lock, with signals deliverable (`acquire`).
+static CHANGED: AtomicU32 = AtomicU32::new(0);
+
+fn notify() {
+    // SeqCst: a waiter reads the count under the state's lock before it sleeps on it; the
+    // change was made under the lock before this.
+    CHANGED.fetch_add(1, Ordering::SeqCst);
+    crate::futex::wake_all(&CHANGED);
+}
+
+/// The state, locked with the program's signal handlers kept out (`signal_state::Masked`): a
+/// handler that waits for another thread (a pool's pause) must not interrupt its thread while
+/// it holds the lock every other thread needs.
+struct Locked {
+    guard: std::mem::ManuallyDrop<MutexGuard<'static, State>>,
+    _mask: crate::signal_state::Masked,
+}
+
+impl std::ops::Deref for Locked {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Locked {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.guard
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here; the mask (the next field) is restored after the unlock.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.guard) };
+    }
+}
+
+fn state() -> Locked {
+    let mask = crate::signal_state::Masked::new();
+    Locked { guard: std::mem::ManuallyDrop::new(STATE.lock()), _mask: mask }
+}
 
 thread_local! {
     static SID: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// Threads running a signal handler (`signals`), by id (the first `AWAY_SLOTS`): neither
+/// waited for nor given the turn meanwhile, so that a handler never waits on the thread it
+/// interrupted, nor other threads on the handler. Set and cleared by the thread itself in its
+/// handler, where it cannot take the state's lock (it may have interrupted itself inside it):
+/// waiters re-decide every `REDECIDE` instead of being woken.
+const AWAY_SLOTS: usize = 1024;
+#[allow(clippy::declare_interior_mutable_const)]
+const HOME: AtomicBool = AtomicBool::new(false);
+static AWAY: [AtomicBool; AWAY_SLOTS] = [HOME; AWAY_SLOTS];
+const REDECIDE: std::time::Duration = std::time::Duration::from_millis(5);
+
+fn away(t: usize) -> bool {
+    // Relaxed: a hint re-read at every decision; the state itself is under the lock.
+    AWAY.get(t).is_some_and(|a| a.load(Ordering::Relaxed))
+}
+
+/// The calling thread enters (`true`) or leaves a signal handler (outermost only).
+pub fn set_away(on: bool) {
+    if let Some(t) = SID.with(|c| c.get()) {
+        if let Some(a) = AWAY.get(t as usize) {
+            // Relaxed: see `away`.
+            a.store(on, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Is the run serialised (from now on)?
@@ -77,14 +153,14 @@ pub fn on() -> bool {
 
 /// Is the calling thread one of the serialised ones?
 pub fn mine() -> bool {
-    on() && SID.with(|s| s.get()).is_some()
+    on() && SID.with(|s| s.get()).is_some() && !crate::signal_state::inside()
 }
 
 /// Serialise from here on. `threads[i]`: does thread `i` exist (`Some(true)` live, `Some(false)`
 /// exited, `None` not created); `exited`: the handles of the threads that have ended. `me`: the
 /// calling thread's id.
 pub fn begin(threads: Vec<Option<bool>>, exited: Vec<u64>, me: Option<u32>) {
-    let mut s = STATE.lock();
+    let mut s = state();
     if ON.load(Ordering::Relaxed) {
         return;
     }
@@ -97,7 +173,7 @@ pub fn begin(threads: Vec<Option<bool>>, exited: Vec<u64>, me: Option<u32>) {
     }
     // Release: see `on`.
     ON.store(true, Ordering::Release);
-    CHANGED.notify_all();
+    notify();
 }
 
 /// Serialised from the start: only `main` exists.
@@ -122,21 +198,30 @@ pub fn creating() -> Option<u32> {
     if !mine() {
         return None;
     }
-    let mut s = STATE.lock();
+    let mut s = state();
     s.threads.push(Th::Between);
     Some(s.threads.len() as u32 - 1)
 }
 
+/// A thread was created with `handle`: the C library reuses the handles of threads that have
+/// ended, so a join of it is not enabled by an earlier thread's end. (The new thread cannot
+/// have ended yet: its exit waits for a turn, and its creator holds the turn.)
+pub fn created(handle: u64) {
+    if on() {
+        state().exited.remove(&handle);
+    }
+}
+
 /// The creation failed: the thread will never register.
 pub fn creation_failed(id: Option<u32>) {
-    let mut s = STATE.lock();
+    let mut s = state();
     if let Some(t) = id {
         if let Some(th) = s.threads.get_mut(t as usize) {
             *th = Th::Exited;
         }
     }
     CREATING.fetch_sub(1, Ordering::SeqCst);
-    CHANGED.notify_all();
+    notify();
 }
 
 /// In a new thread, before its start routine: it exists (with `id`, when serialised).
@@ -150,7 +235,7 @@ pub fn started(id: Option<u32>) {
         CREATING.fetch_sub(1, Ordering::SeqCst);
         return;
     }
-    let mut s = STATE.lock();
+    let mut s = state();
     if let Some(t) = id {
         if let Some(th) = s.threads.get_mut(t as usize) {
             if *th == Th::Absent {
@@ -159,7 +244,7 @@ pub fn started(id: Option<u32>) {
         }
     }
     CREATING.fetch_sub(1, Ordering::SeqCst);
-    CHANGED.notify_all();
+    notify();
 }
 
 fn enabled(s: &State, op: Op) -> bool {
@@ -173,11 +258,15 @@ fn enabled(s: &State, op: Op) -> bool {
 /// Take a decision if every live thread is parked: the last runner if it can, else the lowest
 /// enabled id.
 fn decide(s: &mut State) {
-    if s.turn.is_some() || CREATING.load(Ordering::SeqCst) > 0 || s.threads.contains(&Th::Between) {
+    if s.turn.is_some_and(|t| away(t as usize)) {
+        // In a signal handler: it gives the turn up (it takes it again at its next event).
+        s.turn = None;
+    }
+    if s.turn.is_some() || CREATING.load(Ordering::SeqCst) > 0 || s.threads.iter().enumerate().any(|(t, th)| *th == Th::Between && !away(t)) {
         return;
     }
-    let can = |t: usize| matches!(s.threads[t], Th::Parked(op) if enabled(s, op));
-    let moves = |t: usize| can(t) && !s.spin.get(t).is_some_and(|sp| sp.spinning(&s.writes));
+    let can = |t: usize| !away(t) && matches!(s.threads[t], Th::Parked(op) if enabled(s, op));
+    let moves = |t: usize| can(t) && !s.yielded.contains(&(t as u32)) && !s.spin.get(t).is_some_and(|sp| sp.spinning(&s.writes));
     let last = s.last as usize;
     let next = if last < s.threads.len() && moves(last) {
         Some(last)
@@ -188,7 +277,10 @@ fn decide(s: &mut State) {
         Some(t) => {
             s.turn = Some(t as u32);
             s.last = t as u32;
+            s.yielded.remove(&(t as u32));
         }
+        // A thread in a signal handler may yet make others move: no verdict while one is.
+        None if (0..s.threads.len()).any(away) => {}
         None if s.threads.iter().any(|t| matches!(t, Th::Parked(_))) => {
             let waits: Vec<String> = s.threads.iter().enumerate().filter_map(|(t, th)| match th {
                 Th::Parked(Op::Lock(m)) => Some(format!("T{t} waits for mutex {m:#x}")),
@@ -205,13 +297,16 @@ fn decide(s: &mut State) {
 /// Before the calling thread's next event: park with `op` until it is this thread's turn and
 /// `op` is enabled; then it runs (and keeps the turn while its next events are enabled).
 pub fn acquire(op: Op) {
+    if crate::signal_state::inside() {
+        return;
+    }
     let Some(me) = SID.with(|c| c.get()) else { return };
     note_other();
-    let mut s = STATE.lock();
+    let mut s = state();
     // Keep the turn, unless it would only repeat a loop's iteration (then another thread that
     // can move gets it, if there is one: `decide`).
     let spinning = s.spin.get(me as usize).is_some_and(|sp| sp.spinning(&s.writes));
-    if s.turn == Some(me) && enabled(&s, op) && !spinning {
+    if s.turn == Some(me) && enabled(&s, op) && !spinning && !s.yielded.contains(&me) {
         return;
     }
     s.threads[me as usize] = Th::Parked(op);
@@ -219,22 +314,39 @@ pub fn acquire(op: Op) {
         s.turn = None;
     }
     decide(&mut s);
-    CHANGED.notify_all();
+    notify();
     while s.turn != Some(me) {
-        CHANGED.wait(&mut s);
+        // SeqCst: see `notify`.
+        let seen = CHANGED.load(Ordering::SeqCst);
+        drop(s);
+        crate::futex::wait(&CHANGED, seen, REDECIDE);
+        s = state();
         decide(&mut s);
     }
     s.threads[me as usize] = Th::Between;
 }
 
+/// The calling thread sleeps (`sleep`, `usleep`, `nanosleep`): it asks to let the others run,
+/// as the OS would while it sleeps. It parks, and gets the turn back only when no other thread
+/// can move (then it sleeps at its turn). A thread that polls with a sleep until other threads
+/// have done something (a pool's `destroy`) would otherwise keep the turn for good.
+pub fn yield_turn() {
+    if !mine() {
+        return;
+    }
+    let Some(me) = SID.with(|c| c.get()) else { return };
+    state().yielded.insert(me);
+    acquire(Op::Step);
+}
+
 /// `m` is held: locked by the calling thread, or found held by a lock that began before the run
 /// was serialised (the caller then parks on it).
 pub fn locked(m: usize) {
-    STATE.lock().locked.insert(m);
+    state().locked.insert(m);
 }
 
 pub fn unlocked(m: usize) {
-    STATE.lock().locked.remove(&m);
+    state().locked.remove(&m);
 }
 
 /// The calling thread ends (its start routine returned, or it called `pthread_exit`).
@@ -242,7 +354,7 @@ pub fn thread_exited(handle: u64) {
     if !on() {
         return;
     }
-    let mut s = STATE.lock();
+    let mut s = state();
     s.exited.insert(handle);
     if let Some(me) = SID.with(|c| c.get()) {
         {
@@ -253,7 +365,7 @@ pub fn thread_exited(handle: u64) {
             decide(&mut s);
         }
     }
-    CHANGED.notify_all();
+    notify();
 }
 
 thread_local! {
@@ -273,7 +385,7 @@ pub fn note_access(site: u64, addr: u64, kind: AccessKind, size: u32) {
 pub fn access_done() {
     let Some((site, addr, kind, size)) = ACCESS.with(|a| a.take()) else { return };
     let Some(me) = SID.with(|c| c.get()) else { return };
-    let mut s = STATE.lock();
+    let mut s = state();
     if kind.writes() {
         s.writes.wrote(addr, size);
     }
@@ -303,7 +415,7 @@ fn note_other() {
         return;
     }
     if let Some(me) = SID.with(|c| c.get()) {
-        let mut s = STATE.lock();
+        let mut s = state();
         observe(&mut s, me, EventKind::Create, None, 0, 0);
     }
 }
@@ -311,7 +423,7 @@ fn note_other() {
 /// A serialised thread is at the top of a watched loop's header (`__irs_loop_head`).
 pub fn loop_head(site: u64) {
     let Some(me) = SID.with(|c| c.get()).filter(|_| on()) else { return };
-    let mut s = STATE.lock();
+    let mut s = state();
     let s = &mut *s;
     if s.spin.len() <= me as usize {
         s.spin.resize_with(me as usize + 1, ThreadSpin::default);
@@ -322,7 +434,7 @@ pub fn loop_head(site: u64) {
 /// A serialised thread enters a watched loop from outside (`__irs_loop_enter`).
 pub fn loop_enter() {
     let Some(me) = SID.with(|c| c.get()).filter(|_| on()) else { return };
-    let mut s = STATE.lock();
+    let mut s = state();
     if let Some(sp) = spin_of(&mut s, me) {
         sp.enter();
     }

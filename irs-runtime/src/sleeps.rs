@@ -8,10 +8,25 @@
 //! at the pace of the schedule: it ends once another thread sets the flag, or the spin-wait
 //! rule (`spin_loop`; the pass counts a sleep as a call that changes nothing) ends an iteration
 //! that read only what the previous one read. In every other mode (RECORD, ENFORCE, OFF) the
-//! calls are the C library's.
+//! calls are the C library's; before it, a serialised run (`serial`) lets the other threads go
+//! first, as the OS does while a thread sleeps (a thread that polls with a sleep until others
+//! have moved would otherwise keep the turn for good).
 
-use crate::pthread_wrappers::explore;
+use crate::mode::{self, Mode};
 use std::ffi::{c_int, c_uint};
+
+/// In EXPLORE: the sleep returns at once. Elsewhere, a serialised run's sleeper gives the turn
+/// away first, then the caller sleeps for real.
+fn returns_at_once() -> bool {
+    match mode::get() {
+        Mode::Explore => true,
+        Mode::Enforce => {
+            crate::serial::yield_turn();
+            false
+        }
+        _ => false,
+    }
+}
 
 /// A `timespec` the C library would refuse (`EINVAL`).
 ///
@@ -24,7 +39,7 @@ unsafe fn invalid(t: *const libc::timespec) -> bool {
 
 #[no_mangle]
 pub extern "C" fn __irs_sleep(seconds: c_uint, _site: u64) -> c_uint {
-    if explore() {
+    if returns_at_once() {
         return 0;
     }
     // SAFETY: no preconditions.
@@ -33,7 +48,7 @@ pub extern "C" fn __irs_sleep(seconds: c_uint, _site: u64) -> c_uint {
 
 #[no_mangle]
 pub extern "C" fn __irs_usleep(micros: libc::useconds_t, _site: u64) -> c_int {
-    if explore() {
+    if returns_at_once() {
         return 0;
     }
     // SAFETY: no preconditions.
@@ -44,7 +59,7 @@ pub extern "C" fn __irs_usleep(micros: libc::useconds_t, _site: u64) -> c_int {
 /// Same contract as `nanosleep`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_nanosleep(req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
-    if explore() {
+    if returns_at_once() {
         // SAFETY: the caller's argument, per the contract.
         if unsafe { invalid(req) } {
             // SAFETY: errno of this thread.
@@ -61,7 +76,7 @@ pub unsafe extern "C" fn __irs_nanosleep(req: *const libc::timespec, rem: *mut l
 /// Same contract as `clock_nanosleep`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
-    if explore() {
+    if returns_at_once() {
         // An absolute sleep (`TIMER_ABSTIME`) ends at its time, which counts as reached.
         // SAFETY: the caller's argument, per the contract.
         return if unsafe { invalid(req) } { libc::EINVAL } else { 0 };

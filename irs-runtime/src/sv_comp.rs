@@ -114,21 +114,22 @@ pub fn abort_discards() -> bool {
     SVCOMP.load(std::sync::atomic::Ordering::Relaxed) && mode::get() == Mode::Explore
 }
 
-/// Record or enforce a visible operation outside EXPLORE (ENFORCE's rules, RECORD's trace).
-fn outside_explore(site: u64, kind: EventKind, object: ObjectRef, op: impl FnOnce()) {
-    let rec = |k: EventKind| {
+/// Record or enforce a visible operation outside EXPLORE (ENFORCE's rules, RECORD's trace);
+/// `op` performs it and says what it acted on.
+fn outside_explore(site: u64, kind: EventKind, op: impl FnOnce() -> ObjectRef) {
+    let rec = |k: EventKind, object: ObjectRef| {
         if recorder::active() {
             recorder::lock().push(Some(SiteId(site)), k, object);
         }
     };
     if mode::get() == Mode::Enforce && enforcer::constrained() {
         enforcer::before(Some(SiteId(site)));
-        op();
-        rec(kind);
+        let object = op();
+        rec(kind, object);
         enforcer::after();
     } else {
-        op();
-        rec(kind);
+        let object = op();
+        rec(kind, object);
     }
 }
 
@@ -182,9 +183,10 @@ fn block_mutex() -> *mut libc::pthread_mutex_t {
 pub extern "C" fn __irs_atomic_begin(site: u64) {
     match mode::get() {
         Mode::Explore => scheduler::atomic_begin(site),
-        _ => outside_explore(site, EventKind::Atomic, ObjectRef::Atomic, || {
+        _ => outside_explore(site, EventKind::Atomic, || {
             // SAFETY: a statically initialised recursive mutex, locked and unlocked in pairs.
             unsafe { libc::pthread_mutex_lock(block_mutex()) };
+            ObjectRef::Atomic
         }),
     }
 }
@@ -209,8 +211,17 @@ pub extern "C" fn __irs_nondet(site: u64, ty: u32) -> i64 {
     match mode::get() {
         Mode::Explore => d[scheduler::nondet(site, d.len() as u32) as usize],
         _ => {
-            outside_explore(site, EventKind::Nondet, ObjectRef::Choice { value: 0, of: d.len() as u32 }, || ());
-            d[0]
+            // ENFORCE inside the prefix: the verified trace's value; elsewhere the first, as
+            // the verifier's default policy takes it.
+            let of = d.len() as u32;
+            let mut value = 0;
+            outside_explore(site, EventKind::Nondet, || {
+                if mode::get() == Mode::Enforce {
+                    value = enforcer::trace_choice(of).unwrap_or(0);
+                }
+                ObjectRef::Choice { value, of }
+            });
+            d[value as usize]
         }
     }
 }

@@ -11,7 +11,7 @@
 //!
 //! The algorithms above this layer never look at the mode.
 
-use crate::pthread_wrappers::{enforced, explore, recording};
+use crate::pthread_wrappers::{enforced, enforcing, explore, recording};
 use crate::recorder;
 use crate::rt_lock;
 use crate::scheduler;
@@ -181,17 +181,19 @@ pub fn trylock(o: Obj, site: u64, limit: Option<Duration>) -> bool {
 }
 
 /// Choose one of `of` (> 1) possibilities: which waiter a signal wakes. EXPLORE explores each;
-/// elsewhere the first, as the verifier's first execution takes it.
+/// ENFORCE inside the prefix takes the verified trace's value (`enforcer::trace_choice`);
+/// elsewhere the first, as the verifier's default policy takes it.
 pub fn choose(site: u64, of: u32) -> u32 {
     if explore() {
         return scheduler::nondet(site, of);
     }
     // (Serialised: `enforced` waits for the turn.)
     enforced(site, || {
+        let value = if enforcing() { crate::enforcer::trace_choice(of).unwrap_or(0) } else { 0 };
         if recording() {
-            recorder::lock().push(Some(SiteId(site)), EventKind::Nondet, ObjectRef::Choice { value: 0, of });
+            recorder::lock().push(Some(SiteId(site)), EventKind::Nondet, ObjectRef::Choice { value, of });
         }
-        0
+        value
     })
 }
 

@@ -19,13 +19,16 @@ impl StableHasher {
     }
     /// FNV-1a over 8-byte little-endian words (the tail byte by byte): the same on every
     /// machine, a multiply per word instead of per byte (prefix tables run to megabytes and
-    /// are checked at every start of a run). Any change of one word changes the result: xor
-    /// and a multiply by an odd number are both one-to-one.
+    /// are checked at every start of a run). Any change of one word changes the result: xor,
+    /// a multiply by an odd number and an xor-shift are all one-to-one.
     pub fn write_words(&mut self, bytes: &[u8]) {
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
             self.0 ^= u64::from_le_bytes(c.try_into().expect("8 bytes"));
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+            // A multiply only carries a difference upwards: without folding the high half down,
+            // the same high bit flipped in two words would cancel out.
+            self.0 ^= self.0 >> 29;
         }
         self.write(chunks.remainder());
     }
@@ -66,5 +69,9 @@ mod tests {
             assert_ne!(words(&b), words(&base), "byte {i}");
         }
         assert_ne!(words(&base[..36]), words(&base), "the tail counts");
+        let mut high = base.clone();
+        high[7] ^= 0x80;
+        high[15] ^= 0x80;
+        assert_ne!(words(&high), words(&base), "the top bit of two words");
     }
 }

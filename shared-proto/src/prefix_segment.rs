@@ -1,12 +1,13 @@
 //! The admissible prefix as bytes (DESIGN §4, §6): what the runtime maps from the shared-memory
 //! segment `/dev/shm/irs-<program-id>`, and what a prefix file holds (the same bytes).
 //!
-//! Layout (format version 2), little-endian, every section 8-aligned:
+//! Layout (format version 4), little-endian, every section 8-aligned:
 //! - header (64 bytes): magic `IRSPRFX1` (0), format version (8), thread count (12), program
 //!   id (16), row count (24), requirement count (28), cutoff-log capacity (32), published cutoff
 //!   count (36), site-table length (40), reserved (44), table checksum (48, u64), reserved (56);
 //! - threads: per thread its first row, row count, parent and creation index;
-//! - rows: per event `(t, k)` its site and its requirements (a range of the next section);
+//! - rows: per event `(t, k)` its site, its requirements (a range of the next section) and, for
+//!   a choice, its value in the trace (`u32::MAX` for none; then 4 reserved bytes);
 //! - requirements: `(thread, count)` pairs;
 //! - the cutoff log: `capacity` slots, each a vector of `threads` counts (padded to 8 bytes)
 //!   followed by the slot's checksum (u64); the first `published` are valid, each no larger
@@ -45,11 +46,15 @@ pub fn segment_path(program: ProgramId) -> std::path::PathBuf {
 }
 
 pub const PREFIX_MAGIC: u64 = u64::from_le_bytes(*b"IRSPRFX1");
-/// 3: the table checksum hashes 8-byte words (`StableHasher::write_words`).
-pub const PREFIX_VERSION: u32 = 3;
+/// 3: the table checksum hashes 8-byte words (`StableHasher::write_words`); 4: a row holds a
+/// choice's value (a run that chooses otherwise is not the trace's), and the word hash folds
+/// its high half down (the same top bit flipped in two words no longer cancels out).
+pub const PREFIX_VERSION: u32 = 4;
 const HEADER: usize = 64;
 const THREAD: usize = 16;
-const ROW: usize = 16;
+const ROW: usize = 24;
+/// A row's choice field when its event is no choice.
+const NO_CHOICE: u32 = u32::MAX;
 const REQ: usize = 8;
 
 // Header fields.
@@ -195,6 +200,7 @@ pub fn build(table: &RequirementTable, program: ProgramId, sites: &[(SiteId, Sit
             put64(&mut b, at, r.site.map_or(0, |s| s.0));
             put32(&mut b, at + 8, req as u32);
             put32(&mut b, at + 12, r.requires.len() as u32);
+            put32(&mut b, at + 16, r.choice.unwrap_or(NO_CHOICE));
             for q in &r.requires {
                 put32(&mut b, l.reqs + req * REQ, q.thread.0);
                 put32(&mut b, l.reqs + req * REQ + 4, q.count);
@@ -348,6 +354,12 @@ impl<'a> PrefixView<'a> {
         });
         ((site != 0).then_some(SiteId(site)), reqs)
     }
+    /// The value event `(t, k)` chose in the trace, if it is a choice (`k < thread_rows(t)`).
+    pub fn choice(&self, t: ThreadId, k: u32) -> Option<u32> {
+        let r = get32(self.b, self.l.threads + t.index() * THREAD) as usize + k as usize;
+        let v = get32(self.b, self.l.rows + r * ROW + 16);
+        (v != NO_CHOICE).then_some(v)
+    }
     /// Cutoff vector `i` of the log (`i < capacity()`), unchecked: [`PrefixView::parse`] has
     /// checked those published when it ran; one published later is read with
     /// [`PrefixView::cutoff_checked`].
@@ -422,8 +434,8 @@ mod tests {
                 ThreadInfo { id: ThreadId(1), parent: Some(ThreadId(0)), nth_child: 0 },
             ],
             rows: vec![
-                vec![Row { site: Some(SiteId(5)), requires: vec![] }, Row { site: Some(SiteId(6)), requires: vec![r(1, 1)] }],
-                vec![Row { site: Some(SiteId(7)), requires: vec![r(0, 1)] }],
+                vec![Row { site: Some(SiteId(5)), requires: vec![], choice: None }, Row { site: Some(SiteId(6)), requires: vec![r(1, 1)], choice: Some(2) }],
+                vec![Row { site: Some(SiteId(7)), requires: vec![r(0, 1)], choice: None }],
             ],
             order: vec![(ThreadId(0), 0), (ThreadId(1), 0), (ThreadId(0), 1)],
         }
@@ -438,6 +450,7 @@ mod tests {
         let (site, reqs) = v.row(ThreadId(0), 1);
         assert_eq!((site, reqs.collect::<Vec<_>>()), (Some(SiteId(6)), vec![Requirement { thread: ThreadId(1), count: 1 }]));
         assert_eq!(v.constraints_within(&[2, 1]), 2);
+        assert_eq!((v.choice(ThreadId(0), 0), v.choice(ThreadId(0), 1)), (None, Some(2)));
         assert_eq!(append_cutoff(&mut b, &[1, 1]), Ok(1));
         assert!(matches!(append_cutoff(&mut b, &[2, 1]), Err(PrefixError::BadCutoff(_))), "never larger");
         assert_eq!(append_cutoff(&mut b, &[0, 0]), Ok(2));

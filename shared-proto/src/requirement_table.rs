@@ -23,6 +23,10 @@ pub struct Row {
     /// The event's site in `τ`: a run whose event `(t, k)` has another site has left `τ`.
     pub site: Option<SiteId>,
     pub requires: Vec<Requirement>,
+    /// A choice's value in `τ` (which waiter a signal wakes, a `__VERIFIER_nondet_*` value):
+    /// what the run must choose there, for the events after it to be `τ`'s. `None` for every
+    /// other event.
+    pub choice: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,7 +93,11 @@ impl RequirementTable {
             thread_clock[e.tid.index()] = vc.clone();
             last_of[e.tid.index()] = Some(i);
             clocks.push(vc);
-            rows[e.tid.index()].push(Row { site: e.site, requires });
+            let choice = match e.object {
+                ObjectRef::Choice { value, .. } => Some(value),
+                _ => None,
+            };
+            rows[e.tid.index()].push(Row { site: e.site, requires, choice });
         }
         RequirementTable { threads: trace.threads.clone(), rows, order: events.iter().map(|e| (e.tid, e.k)).collect() }
     }

@@ -47,6 +47,12 @@ pub enum SiteKind {
     /// The header of a loop the runtime watches for an iteration that only reads (issue 20:
     /// spin-waits).
     SpinLoop,
+    /// `signal`, `sigaction`: the runtime installs the program's handlers behind a trampoline
+    /// that runs them outside the event model (`irs-runtime/src/signals.rs`).
+    SignalHandler,
+    /// `sleep`, `usleep`, `nanosleep`, `clock_nanosleep`: where a serialised run lets the
+    /// other threads go first.
+    Sleep,
 }
 
 impl SiteKind {
@@ -74,6 +80,8 @@ impl SiteKind {
             SiteKind::InputRead => "input-read",
             SiteKind::Sync => "sync",
             SiteKind::SpinLoop => "spin-loop",
+            SiteKind::SignalHandler => "signal-handler",
+            SiteKind::Sleep => "sleep",
         }
     }
 

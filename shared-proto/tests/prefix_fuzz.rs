@@ -60,7 +60,8 @@ fn realistic_table(rng: &mut Rng) -> RequirementTable {
             }
         }
         let site = (k + 1 < len[t]).then(|| SiteId(0x5100 + (t as u64) * 0x100 + k as u64));
-        rows[t].push(Row { site, requires });
+        let choice = (rng.below(3) == 0).then(|| rng.below(4) as u32);
+        rows[t].push(Row { site, requires, choice });
         order.push((ThreadId(t as u32), k));
         done[t] += 1;
     }
@@ -123,7 +124,7 @@ fn harmless(v: &PrefixView, orig: &PrefixView) -> Result<(), String> {
         for k in 0..v.thread_rows(t) {
             let (s1, r1) = v.row(t, k);
             let (s2, r2) = orig.row(t, k);
-            if s1 != s2 || !r1.eq(r2) {
+            if s1 != s2 || !r1.eq(r2) || v.choice(t, k) != orig.choice(t, k) {
                 return Err(format!("row {t}#{k} differs"));
             }
         }
@@ -148,7 +149,7 @@ fn the_realistic_prefix_round_trips() {
         assert_eq!(v.thread_info(t), table.threads[t.index()]);
         for (k, row) in table.rows[t.index()].iter().enumerate() {
             let (site, reqs) = v.row(t, k as u32);
-            assert_eq!((site, reqs.collect::<Vec<_>>()), (row.site, row.requires.clone()));
+            assert_eq!((site, reqs.collect::<Vec<_>>(), v.choice(t, k as u32)), (row.site, row.requires.clone(), row.choice));
         }
     }
     assert_eq!(v.cutoff(4), vec![0; 4]);
