@@ -139,12 +139,28 @@ impl Sandbox {
     /// After a build (this process at the real root): remember the generation's root and its
     /// upper tmpfs's free inodes, and keep that tmpfs at `up_fd`.
     fn record_generation(&self) -> Result<(), String> {
-        // SAFETY: stat, open and fstatfs into locals; dup3 onto our fixed descriptor number.
+        // SAFETY: stat into a local.
         unsafe {
             let mut st: libc::stat = std::mem::zeroed();
             if libc::stat(self.view.root().as_ptr(), &mut st) != 0 {
                 return Err(format!("the view's root: {}", std::io::Error::last_os_error()));
             }
+            self.place_up_fd()?;
+            let free = self.free_inodes().ok_or_else(|| format!("the upper layers' size: {}", std::io::Error::last_os_error()))?;
+            let s = self.shared();
+            s.root_dev.store(st.st_dev, Ordering::Relaxed);
+            s.root_ino.store(st.st_ino, Ordering::Relaxed);
+            s.baseline_free.store(free, Ordering::Relaxed);
+            s.generation.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Open the current generation's upper tmpfs (this process at the real root) and keep it
+    /// at `up_fd`.
+    fn place_up_fd(&self) -> Result<(), String> {
+        // SAFETY: opening a NUL-terminated path; dup3 onto our fixed descriptor number.
+        unsafe {
             let fd = libc::open(self.view.up().as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
             if fd < 0 {
                 return Err(format!("the upper layers: {}", std::io::Error::last_os_error()));
@@ -153,12 +169,6 @@ impl Sandbox {
                 libc::dup3(fd, self.up_fd, libc::O_CLOEXEC);
                 libc::close(fd);
             }
-            let free = self.free_inodes().ok_or_else(|| format!("the upper layers' size: {}", std::io::Error::last_os_error()))?;
-            let s = self.shared();
-            s.root_dev.store(st.st_dev, Ordering::Relaxed);
-            s.root_ino.store(st.st_ino, Ordering::Relaxed);
-            s.baseline_free.store(free, Ordering::Relaxed);
-            s.generation.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -199,16 +209,9 @@ impl Sandbox {
 
     /// From the real root, enter the current generation.
     fn enter_view(&self) -> Result<(), String> {
-        // SAFETY: changing our own process's root; opening and placing our descriptor.
+        self.place_up_fd()?;
+        // SAFETY: changing our own process's root to a NUL-terminated path.
         unsafe {
-            let fd = libc::open(self.view.up().as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
-            if fd < 0 {
-                return Err(format!("the upper layers: {}", std::io::Error::last_os_error()));
-            }
-            if fd != self.up_fd {
-                libc::dup3(fd, self.up_fd, libc::O_CLOEXEC);
-                libc::close(fd);
-            }
             if libc::chroot(self.view.root().as_ptr()) != 0 {
                 return Err(format!("entering the view: {}", std::io::Error::last_os_error()));
             }
