@@ -467,11 +467,16 @@ fn timedlock(m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, abstime: *co
 }
 
 /// `sched_yield`, `pthread_yield`: no visible operation (every schedule is explored anyway, and
-/// ENFORCE orders what matters); the C library's call outside EXPLORE.
+/// ENFORCE orders what matters); the C library's call outside EXPLORE, after a serialised run
+/// lets the other threads go first (as for a sleep: a thread that polls with `sched_yield` until
+/// another has moved would otherwise keep the turn for good).
 #[no_mangle]
 pub extern "C" fn __irs_sched_yield(_site: u64) -> c_int {
     if explore() {
         return 0;
+    }
+    if crate::mode::get() == crate::mode::Mode::Enforce {
+        crate::serial::yield_turn();
     }
     // SAFETY: no preconditions.
     unsafe { libc::sched_yield() }

@@ -255,8 +255,9 @@ fn enabled(s: &State, op: Op) -> bool {
     }
 }
 
-/// Take a decision if every live thread is parked: the last runner if it can, else the lowest
-/// enabled id.
+/// Take a decision if every live thread is parked: the last runner if it can move, else the
+/// lowest id that can; if none can without having yielded or spinning, the next one after the
+/// last runner that can run at all.
 fn decide(s: &mut State) {
     if s.turn.is_some_and(|t| away(t as usize)) {
         // In a signal handler: it gives the turn up (it takes it again at its next event).
@@ -271,7 +272,10 @@ fn decide(s: &mut State) {
     let next = if last < s.threads.len() && moves(last) {
         Some(last)
     } else {
-        (0..s.threads.len()).find(|&t| moves(t)).or_else(|| if last < s.threads.len() && can(last) { Some(last) } else { (0..s.threads.len()).find(|&t| can(t)) })
+        // When every thread that can run has yielded (or spins), the next one after the last
+        // runner, in turn: two threads that yield while each waits for the other both get it.
+        let n = s.threads.len();
+        (0..n).find(|&t| moves(t)).or_else(|| (1..=n).map(|i| (last + i) % n.max(1)).find(|&t| t < n && can(t)))
     };
     match next {
         Some(t) => {
