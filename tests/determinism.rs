@@ -327,18 +327,7 @@ fn two_runs_that_differ_are_named_where_they_part() {
     let prog = build(
         &d,
         "random",
-        r#"
-#include <pthread.h>
-#include <sys/random.h>
-int x, y;
-void *t(void *a) {
-  unsigned char c = 0;
-  if (getrandom(&c, 1, 0) != 1) c = 0;
-  if (c % 2) x = 1; else y = 1;
-  return 0;
-}
-int main(void) { pthread_t a; pthread_create(&a, 0, t, 0); x = 2; y = 2; pthread_join(a, 0); return 0; }
-"#,
+        include_str!("programs/nondet/getrandom_branch.c"),
     );
     // Two runs agree by chance half of the time.
     for _ in 0..12 {

@@ -299,19 +299,7 @@ fn bad_input_gets_one_line_and_exit_2() {
     let nondet = build(
         &d,
         "nondet",
-        r#"
-#include <pthread.h>
-#include <sys/random.h>
-int x, y;
-void *t(void *a) {
-  unsigned char c = 0;
-  // Not through open (a file opened by name is part of the input; /dev/urandom is refused).
-  if (getrandom(&c, 1, 0) != 1) c = 0;
-  if (c % 2) x = 1; else y = 1;
-  return 0;
-}
-int main(void) { pthread_t a; pthread_create(&a, 0, t, 0); x = 2; y = 2; pthread_join(a, 0); return 0; }
-"#,
+        include_str!("programs/nondet/getrandom_branch.c"),
         &[],
     );
     // Two runs agree by chance half of the time; the verifier must notice within a few tries.
