@@ -11,6 +11,7 @@ command -v clang-14 >/dev/null 2>&1 || need+=(clang-14)
 [ -e /usr/include/zlib.h ] || need+=(zlib1g-dev)
 [ -e /usr/include/zstd.h ] || need+=(libzstd-dev)
 command -v gdb >/dev/null 2>&1 || need+=(gdb)            # the tests check the fast path with it
+command -v valgrind >/dev/null 2>&1 || need+=(valgrind)  # the tests check that the runtime frees what it keeps
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -8,14 +8,14 @@
 use crate::condvar;
 use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
-use crate::leaked_table::LeakedTable;
+use crate::object_table::ObjectTable;
 use parking_lot::Mutex;
 use shared_proto::sync_object::{BARRIER_COND, BARRIER_LOCK};
 use std::ffi::{c_int, c_uint, c_void};
 
 /// Each barrier's (threads it waits for, arrivals so far, generation), by address; read and
 /// changed under its internal lock only (the Rust lock is never contended).
-static BARRIERS: LeakedTable<Mutex<(u32, u32, u64)>> = LeakedTable::new();
+static BARRIERS: ObjectTable<Mutex<(u32, u32, u64)>> = ObjectTable::new();
 
 fn with_state<R>(b: *mut libc::pthread_barrier_t, f: impl FnOnce(&mut (u32, u32, u64)) -> R) -> R {
     f(&mut BARRIERS.get(b as u64).lock())
@@ -52,6 +52,10 @@ pub unsafe extern "C" fn __irs_pthread_barrier_destroy(b: *mut libc::pthread_bar
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_barrier_destroy(b) };
     }
+    // No thread may use it any more (POSIX): the runtime keeps nothing of it.
+    BARRIERS.forget(b as u64);
+    condvar::reset(b as *const c_void, BARRIER_COND);
+    sync_ops::forget_internal(b as *const c_void, BARRIER_LOCK);
     0
 }
 

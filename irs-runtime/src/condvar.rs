@@ -24,7 +24,7 @@
 //! rwlocks wait (their `CondSpace`).
 
 use crate::sync_ops::{self, Obj};
-use crate::leaked_table::LeakedTable;
+use crate::object_table::ObjectTable;
 use parking_lot::Mutex;
 use shared_proto::sync_object::{CondSpace, PROGRAM_COND};
 use std::ffi::{c_int, c_void};
@@ -57,7 +57,7 @@ impl Waiters {
 
 /// Each condition variable's waiters, by the name of its list lock (the Rust lock is never
 /// contended: see `Waiters`).
-static WAITERS: LeakedTable<Mutex<Waiters>> = LeakedTable::new();
+static WAITERS: ObjectTable<Mutex<Waiters>> = ObjectTable::new();
 
 fn with_waiters<R>(base: *const c_void, space: CondSpace, f: impl FnOnce(&mut Waiters) -> R) -> R {
     f(&mut WAITERS.get(shared_proto::sync_object::sub(base as u64, space.lock)).lock())
@@ -145,9 +145,15 @@ pub fn wake(base: *const c_void, space: CondSpace, site: u64, all: bool) {
     }
 }
 
-/// Forget a condition variable's waiters (`pthread_cond_init` and `_destroy`).
+/// Forget a condition variable's waiters and its list's lock (`pthread_cond_init` and
+/// `_destroy`, and those of the primitives with an internal one): the runtime keeps nothing of
+/// a destroyed object.
 pub fn reset(base: *const c_void, space: CondSpace) {
-    with_waiters(base, space, |w| w.list.clear());
+    let name = shared_proto::sync_object::sub(base as u64, space.lock);
+    WAITERS.forget(name);
+    if space == PROGRAM_COND {
+        sync_ops::forget(name);
+    }
 }
 
 // ---- the C functions ---------------------------------------------------------------------
@@ -236,7 +242,9 @@ pub unsafe extern "C" fn __irs_pthread_cond_broadcast(c: *mut libc::pthread_cond
 /// Same contract as `pthread_cond_init`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_cond_init(c: *mut libc::pthread_cond_t, attr: *const libc::pthread_condattr_t, _site: u64) -> c_int {
-    reset(c as *const c_void, PROGRAM_COND);
+    if !plain() {
+        reset(c as *const c_void, PROGRAM_COND);
+    }
     // SAFETY: forwarded unchanged (the clock attribute is read from it by `cond_clock`).
     unsafe { libc::pthread_cond_init(c, attr) }
 }

@@ -25,7 +25,7 @@ mod futex;
 mod input_env;
 mod input_files;
 mod input_stat;
-mod leaked_table;
+mod object_table;
 pub mod fiber;
 pub mod fiber_tls;
 mod mode;

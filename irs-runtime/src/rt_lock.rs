@@ -4,9 +4,10 @@
 //! released by the thread that wakes it. A futex word: 0 free, 1 held, 2 held with sleepers.
 //!
 //! Locks are found by the internal object's name (an address with the tag in its high bits) in
-//! a table that only grows (`leaked_table`): a name's lock lives as long as the process.
+//! an `object_table`, and forgotten when their primitive is destroyed (a condition variable's
+//! gate outside EXPLORE: when its thread ends).
 
-use crate::leaked_table::LeakedTable;
+use crate::object_table::ObjectTable;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -63,11 +64,17 @@ impl RtLock {
     }
 }
 
-static LOCKS: LeakedTable<RtLock> = LeakedTable::new();
+static LOCKS: ObjectTable<RtLock> = ObjectTable::new();
 
 /// The lock of the internal object `name` (made free on first use).
 pub fn of(name: u64) -> &'static RtLock {
     LOCKS.get(name)
+}
+
+/// The internal object `name` is gone (its primitive destroyed, its thread ended): its lock
+/// serves another name later, free.
+pub fn forget(name: u64) {
+    LOCKS.forget(name)
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@
 use crate::condvar;
 use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
-use crate::leaked_table::LeakedTable;
+use crate::object_table::ObjectTable;
 use crossbeam_utils::CachePadded;
 use shared_proto::sync_object::{reader_slot, rwlock_slot_cond, rwlock_slot_lock, CondSpace, RWLOCK_COND, RWLOCK_SLOTS};
 use std::ffi::{c_int, c_void};
@@ -80,7 +80,7 @@ impl Holders {
 }
 
 /// Each rwlock's holders, by address.
-static RWLOCKS: LeakedTable<Holders> = LeakedTable::new();
+static RWLOCKS: ObjectTable<Holders> = ObjectTable::new();
 
 fn holders(r: *mut libc::pthread_rwlock_t) -> &'static Holders {
     RWLOCKS.get(r as u64)
@@ -280,4 +280,13 @@ forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const l
     0
 });
 
-forwarded!(__irs_pthread_rwlock_destroy, libc::pthread_rwlock_destroy, (), |_r, _site| 0);
+forwarded!(__irs_pthread_rwlock_destroy, libc::pthread_rwlock_destroy, (), |r, _site| {
+    // No thread may use it any more (POSIX): the runtime keeps nothing of it.
+    RWLOCKS.forget(r as u64);
+    condvar::reset(r as *const c_void, RWLOCK_COND);
+    for s in 0..RWLOCK_SLOTS {
+        condvar::reset(r as *const c_void, rwlock_slot_cond(s));
+        sync_ops::forget_internal(r as *const c_void, rwlock_slot_lock(s));
+    }
+    0
+});

@@ -10,14 +10,14 @@
 use crate::condvar;
 use crate::pthread_wrappers::plain;
 use crate::sync_ops::{self, Obj};
-use crate::leaked_table::LeakedTable;
+use crate::object_table::ObjectTable;
 use parking_lot::Mutex;
 use shared_proto::sync_object::{SEM_COND, SEM_LOCK};
 use std::ffi::{c_int, c_void};
 
 /// Each semaphore's count, by address; read and changed under its internal lock only (the
 /// Rust lock is never contended).
-static COUNTS: LeakedTable<Mutex<u32>> = LeakedTable::new();
+static COUNTS: ObjectTable<Mutex<u32>> = ObjectTable::new();
 
 fn with_count<R>(s: *mut libc::sem_t, f: impl FnOnce(&mut u32) -> R) -> R {
     f(&mut COUNTS.get(s as u64).lock())
@@ -77,6 +77,10 @@ pub unsafe extern "C" fn __irs_sem_destroy(s: *mut libc::sem_t, _site: u64) -> c
         // SAFETY: forwarded unchanged.
         return unsafe { libc::sem_destroy(s) };
     }
+    // No thread may use it any more (POSIX): the runtime keeps nothing of it.
+    COUNTS.forget(s as u64);
+    condvar::reset(s as *const c_void, SEM_COND);
+    sync_ops::forget_internal(s as *const c_void, SEM_LOCK);
     0
 }
 

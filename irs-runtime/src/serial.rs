@@ -116,7 +116,19 @@ fn state() -> Locked {
 }
 
 thread_local! {
+    /// The calling thread's id in the serialised run: `None` while it has none yet, `GONE` once
+    /// it has ended (see `thread_exited`).
     static SID: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// The id of a thread that has ended: what it still runs (its keys' and thread-locals'
+/// destructors) runs outside the turn, as a signal handler does, and its id serves a thread
+/// created later, so that a program whose threads come and go keeps a table of the live ones.
+const GONE: u32 = u32::MAX;
+
+/// The calling thread's id, while it takes part in the serialised run.
+fn sid() -> Option<u32> {
+    SID.with(|c| c.get()).filter(|&t| t != GONE)
 }
 
 /// Threads running a signal handler (`signals`), by id (the first `AWAY_SLOTS`): neither
@@ -137,7 +149,7 @@ fn away(t: usize) -> bool {
 
 /// The calling thread enters (`true`) or leaves a signal handler (outermost only).
 pub fn set_away(on: bool) {
-    if let Some(t) = SID.with(|c| c.get()) {
+    if let Some(t) = sid() {
         if let Some(a) = AWAY.get(t as usize) {
             // Relaxed: see `away`.
             a.store(on, Ordering::Relaxed);
@@ -153,7 +165,7 @@ pub fn on() -> bool {
 
 /// Is the calling thread one of the serialised ones?
 pub fn mine() -> bool {
-    on() && SID.with(|s| s.get()).is_some() && !crate::signal_state::inside()
+    on() && sid().is_some() && !crate::signal_state::inside()
 }
 
 /// Serialise from here on. `threads[i]`: does thread `i` exist (`Some(true)` live, `Some(false)`
@@ -182,13 +194,14 @@ pub fn begin_at_start() {
 }
 
 /// A thread that was running when serialisation began learns its id (its logical id in the
-/// prefix) at its next event.
+/// prefix) at its next event; a thread that had ended by then takes no part (its id may serve
+/// another thread).
 pub fn adopt(id: Option<u32>) {
-    SID.with(|c| {
-        if c.get().is_none() {
-            c.set(id);
-        }
-    });
+    if SID.with(|c| c.get()).is_some() {
+        return;
+    }
+    let id = id.map(|t| if state().threads.get(t as usize).is_some_and(|th| *th == Th::Exited) { GONE } else { t });
+    SID.with(|c| c.set(id));
 }
 
 /// A creator is about to create a thread (before `pthread_create`); the new thread's id, when
@@ -199,8 +212,18 @@ pub fn creating() -> Option<u32> {
         return None;
     }
     let mut s = state();
-    s.threads.push(Th::Between);
-    Some(s.threads.len() as u32 - 1)
+    // The lowest id of a thread that has ended, else a new one.
+    let t = match s.threads.iter().position(|th| *th == Th::Exited) {
+        Some(t) => {
+            s.threads[t] = Th::Between;
+            t
+        }
+        None => {
+            s.threads.push(Th::Between);
+            s.threads.len() - 1
+        }
+    };
+    Some(t as u32)
 }
 
 /// A thread was created with `handle`: the C library reuses the handles of threads that have
@@ -304,7 +327,7 @@ pub fn acquire(op: Op) {
     if crate::signal_state::inside() {
         return;
     }
-    let Some(me) = SID.with(|c| c.get()) else { return };
+    let Some(me) = sid() else { return };
     note_other();
     let mut s = state();
     // Keep the turn, unless it would only repeat a loop's iteration (then another thread that
@@ -338,7 +361,7 @@ pub fn yield_turn() {
     if !mine() {
         return;
     }
-    let Some(me) = SID.with(|c| c.get()) else { return };
+    let Some(me) = sid() else { return };
     state().yielded.insert(me);
     acquire(Op::Step);
 }
@@ -360,14 +383,18 @@ pub fn thread_exited(handle: u64) {
     }
     let mut s = state();
     s.exited.insert(handle);
-    if let Some(me) = SID.with(|c| c.get()) {
-        {
-            s.threads[me as usize] = Th::Exited;
-            if s.turn == Some(me) {
-                s.turn = None;
-            }
-            decide(&mut s);
+    if let Some(me) = sid() {
+        s.threads[me as usize] = Th::Exited;
+        // Nothing of it is kept: its id serves the next thread created (`creating`).
+        if let Some(sp) = s.spin.get_mut(me as usize) {
+            *sp = ThreadSpin::default();
         }
+        s.yielded.remove(&me);
+        SID.with(|c| c.set(Some(GONE)));
+        if s.turn == Some(me) {
+            s.turn = None;
+        }
+        decide(&mut s);
     }
     notify();
 }
@@ -388,7 +415,7 @@ pub fn note_access(site: u64, addr: u64, kind: AccessKind, size: u32) {
 /// The access announced by `note_access` is done (from `__irs_after`).
 pub fn access_done() {
     let Some((site, addr, kind, size)) = ACCESS.with(|a| a.take()) else { return };
-    let Some(me) = SID.with(|c| c.get()) else { return };
+    let Some(me) = sid() else { return };
     let mut s = state();
     if kind.writes() {
         s.writes.wrote(addr, size);
@@ -418,7 +445,7 @@ fn note_other() {
     if ACCESS.with(|a| a.get().is_some()) {
         return;
     }
-    if let Some(me) = SID.with(|c| c.get()) {
+    if let Some(me) = sid() {
         let mut s = state();
         observe(&mut s, me, EventKind::Create, None, 0, 0);
     }
@@ -426,7 +453,7 @@ fn note_other() {
 
 /// A serialised thread is at the top of a watched loop's header (`__irs_loop_head`).
 pub fn loop_head(site: u64) {
-    let Some(me) = SID.with(|c| c.get()).filter(|_| on()) else { return };
+    let Some(me) = sid().filter(|_| on()) else { return };
     let mut s = state();
     let s = &mut *s;
     if s.spin.len() <= me as usize {
@@ -437,7 +464,7 @@ pub fn loop_head(site: u64) {
 
 /// A serialised thread enters a watched loop from outside (`__irs_loop_enter`).
 pub fn loop_enter() {
-    let Some(me) = SID.with(|c| c.get()).filter(|_| on()) else { return };
+    let Some(me) = sid().filter(|_| on()) else { return };
     let mut s = state();
     if let Some(sp) = spin_of(&mut s, me) {
         sp.enter();

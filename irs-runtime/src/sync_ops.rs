@@ -55,6 +55,26 @@ pub fn me() -> u32 {
     })
 }
 
+/// Outside EXPLORE, the name of the gate of the thread numbered `who` (`me`).
+fn own_gate(who: u32) -> u64 {
+    sync_object::sub(who as u64, 0x7fff)
+}
+
+/// Forgets the calling thread's gate when the thread ends (a thread-local's destructor, run
+/// after its start routine and its keys' destructors), so that a program whose threads come
+/// and go keeps no state of the ended ones.
+struct GateOwner(std::cell::Cell<Option<u32>>);
+
+impl Drop for GateOwner {
+    fn drop(&mut self) {
+        if let Some(who) = self.0.get() {
+            rt_lock::forget(own_gate(who));
+        }
+    }
+}
+
+thread_local! { static GATE_OWNER: GateOwner = const { GateOwner(std::cell::Cell::new(None)) }; }
+
 /// The calling thread's name by creation path (`sync_object::child_name`): the same in every
 /// execution and every mode, so that it may name an object (an rwlock's reader slot).
 pub fn my_name() -> u64 {
@@ -71,8 +91,26 @@ pub fn gate(base: *const c_void, space: sync_object::CondSpace, slot: u16, who: 
     if explore() {
         internal(base, space.gate_base + slot.min(0xff))
     } else {
-        Obj::Internal(sync_object::sub(who as u64, 0x7fff))
+        if who == me() {
+            // The waiter itself (a waker names the gates of others): forgotten at its end. A
+            // wait in a thread-local's destructor, after this one ran, keeps its gate.
+            let _ = GATE_OWNER.try_with(|g| g.0.set(Some(who)));
+        }
+        Obj::Internal(own_gate(who))
     }
+}
+
+/// The internal object `name` is gone with its primitive (destroyed): outside EXPLORE, its
+/// runtime lock is forgotten (in EXPLORE the scheduler's objects live as long as the execution).
+pub fn forget(name: u64) {
+    if !explore() {
+        rt_lock::forget(name);
+    }
+}
+
+/// [`forget`] the internal object `tag` of the primitive at `base`.
+pub fn forget_internal(base: *const c_void, tag: u16) {
+    forget(sync_object::sub(base as u64, tag));
 }
 
 fn record(site: u64, kind: EventKind, name: u64) {
