@@ -11,49 +11,27 @@
 //!   `main` under the controlled scheduler, every logical thread a fiber.
 //!
 //! - ENFORCE (`IRS_PREFIX=FILE`, set by `irs run`): every run contains the verified prefix
-//!   before anything else happens (see [`enforcer`]); `IRS_CHAOS=1` shakes schedules.
+//!   before anything else happens (see [`enforce::enforcer`]); `IRS_CHAOS=1` shakes schedules.
+//!
+//! The files are grouped by role, and data flows one way between the groups:
+//!
+//! - `abi/`: the C ABI the pass calls; each call dispatches to the mode in force;
+//! - `program/`: the program as a whole: its start (which picks the mode), its end, the SV-COMP
+//!   interface, its inputs and site records; behaviours that need every mode call the modes;
+//! - `record/`, `explore/`, `enforce/`: one folder per mode; a mode never calls back into a
+//!   behaviour (EXPLORE's fork server learns where to pause through `scheduler::on_pause`);
+//! - `sync/`: the primitives built from internal locks and choices, the same in every mode;
+//! - `thread/`: what each thread keeps for itself (leaves every group may use);
+//! - `mode`: which mode is in force (a leaf).
 
-mod alloc_wrappers;
-mod barrier;
-mod c11_threads;
-mod callbacks;
-mod chaos;
-mod condvar;
-mod enforcer;
-mod explore_server;
-mod futex;
-mod input_env;
-mod input_files;
-mod input_stat;
-mod object_table;
-pub mod fiber;
-pub mod fiber_tls;
+mod abi;
+mod enforce;
+pub mod explore;
 mod mode;
-mod mutex_kind;
-mod once;
-mod process_end;
-mod process_exit;
-mod process_image;
-mod program_info;
-mod pthread_wrappers;
-mod recorder;
-mod rt_lock;
-mod rwlock;
-mod sandbox;
-mod scheduler;
-mod semaphore;
-mod serial;
-mod signal_state;
-mod signals;
-mod sleeps;
-mod spin_lock;
-mod spin_loop;
-mod stack_pool;
-mod start;
-mod sv_comp;
-mod sync_ops;
-mod thread_flag;
-mod thread_state;
+mod program;
+mod record;
+mod sync;
+mod thread;
 
 pub use mode::Mode;
-pub use program_info::ProgramInfo;
+pub use program::program_info::ProgramInfo;

@@ -55,6 +55,22 @@ pub fn get() -> Mode {
     }
 }
 
+/// ENFORCE: a prefix is enforced, or the run is serialised.
+pub(crate) fn enforcing() -> bool {
+    get() == Mode::Enforce
+}
+
+/// EXPLORE: every thread is a fiber of the controlled scheduler; mutexes and joins are modelled
+/// there (one fiber runs at a time, so the real pthread objects are not used).
+pub(crate) fn explore() -> bool {
+    get() == Mode::Explore
+}
+
+/// Nothing to do but the call itself (OFF, or a mode that does not watch this).
+pub(crate) fn plain() -> bool {
+    get() == Mode::Off
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

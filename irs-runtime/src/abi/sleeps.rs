@@ -1,0 +1,102 @@
+//! Sleeps (`sleep`, `usleep`, `nanosleep`, `clock_nanosleep`, C11 `thrd_sleep`), which the pass
+//! routes here (DESIGN §5, §7). In EXPLORE a sleep costs no time: time is not part of what an
+//! explored execution depends on (the scheduler decides who runs, and a sleeping thread would
+//! only hold the one OS thread every logical thread shares), so the call returns at once, as a
+//! sleep that ran its full length. It is no event: it changes nothing another thread can see,
+//! and the thread's next visible operation is a scheduling decision like any other, where
+//! another thread may run first. A polling loop (`while (!flag) usleep(..)`) therefore iterates
+//! at the pace of the schedule: it ends once another thread sets the flag, or the spin-wait
+//! rule (`spin_watch`; the pass counts a sleep as a call that changes nothing) ends an iteration
+//! that read only what the previous one read. In every other mode (RECORD, ENFORCE, OFF) the
+//! calls are the C library's; before it, a serialised run (`serial`) lets the other threads go
+//! first, as the OS does while a thread sleeps (a thread that polls with a sleep until others
+//! have moved would otherwise keep the turn for good).
+
+use crate::mode::{self, Mode};
+use std::ffi::{c_int, c_uint};
+
+/// In EXPLORE: the sleep returns at once. Elsewhere, a serialised run's sleeper gives the turn
+/// away first, then the caller sleeps for real.
+fn returns_at_once() -> bool {
+    match mode::get() {
+        Mode::Explore => true,
+        Mode::Enforce => {
+            crate::enforce::serial::yield_turn();
+            false
+        }
+        _ => false,
+    }
+}
+
+/// A `timespec` the C library would refuse (`EINVAL`).
+///
+/// # Safety
+/// `t` is null or points to a `timespec`.
+unsafe fn invalid(t: *const libc::timespec) -> bool {
+    // SAFETY: per the contract (checked for null).
+    !t.is_null() && unsafe { (*t).tv_nsec < 0 || (*t).tv_nsec >= 1_000_000_000 || (*t).tv_sec < 0 }
+}
+
+#[no_mangle]
+pub extern "C" fn __irs_sleep(seconds: c_uint, _site: u64) -> c_uint {
+    if returns_at_once() {
+        return 0;
+    }
+    // SAFETY: no preconditions.
+    unsafe { libc::sleep(seconds) }
+}
+
+#[no_mangle]
+pub extern "C" fn __irs_usleep(micros: libc::useconds_t, _site: u64) -> c_int {
+    if returns_at_once() {
+        return 0;
+    }
+    // SAFETY: no preconditions.
+    unsafe { libc::usleep(micros) }
+}
+
+/// # Safety
+/// Same contract as `nanosleep`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_nanosleep(req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
+    if returns_at_once() {
+        // SAFETY: the caller's argument, per the contract.
+        if unsafe { invalid(req) } {
+            // SAFETY: errno of this thread.
+            unsafe { *libc::__errno_location() = libc::EINVAL };
+            return -1;
+        }
+        return 0;
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::nanosleep(req, rem) }
+}
+
+/// # Safety
+/// Same contract as `clock_nanosleep`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
+    if returns_at_once() {
+        // An absolute sleep (`TIMER_ABSTIME`) ends at its time, which counts as reached.
+        // SAFETY: the caller's argument, per the contract.
+        return if unsafe { invalid(req) } { libc::EINVAL } else { 0 };
+    }
+    // SAFETY: forwarded unchanged.
+    unsafe { libc::clock_nanosleep(clock, flags, req, rem) }
+}
+
+/// `thrd_sleep`: 0 once slept, -1 when a signal interrupted it, another negative value on error
+/// (C11 7.26.5.7; glibc's values). Outside EXPLORE it is `nanosleep`, as in glibc.
+///
+/// # Safety
+/// Same contract as `thrd_sleep`.
+#[no_mangle]
+pub unsafe extern "C" fn __irs_thrd_sleep(duration: *const libc::timespec, remaining: *mut libc::timespec, site: u64) -> c_int {
+    // SAFETY: forwarded.
+    match unsafe { __irs_nanosleep(duration, remaining, site) } {
+        0 => 0,
+        // SAFETY: errno of this thread.
+        _ if unsafe { *libc::__errno_location() } == libc::EINTR => -1,
+        _ => -2,
+    }
+}

@@ -1,0 +1,244 @@
+//! RECORD mode (DESIGN §3): one lock serialises every visible event, so the trace's
+//! order is a real linearisation of the run and happens-before can be read off it exactly.
+//!
+//! A memory access holds the lock from its `before` callback to its `after` callback (the
+//! access itself runs inside). Blocking operations never hold it while they block: a mutex
+//! lock and a join are recorded right after they return; an unlock, a trylock and a thread
+//! creation are recorded and performed under the lock. So the recorded order of lock events
+//! is the order in which the mutex was really held, and a child's first event follows its
+//! creation.
+
+use crate::program::program_info::ProgramInfo;
+use crate::thread::thread_state;
+use parking_lot::{Mutex, MutexGuard};
+use shared_proto::{Event, EventKind, ObjectRef, Outcome, SiteId, ThreadId, ThreadInfo, Trace};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub struct RecorderState {
+    events: Vec<Event>,
+    threads: Vec<ThreadInfo>,
+    children: Vec<u32>,
+    by_pthread: BTreeMap<u64, ThreadId>,
+    /// Per thread: its exit is recorded (the process's end does not kill it).
+    exited: Vec<bool>,
+    violation: Option<Outcome>,
+    closed: bool,
+}
+
+static RECORDER: Mutex<RecorderState> = Mutex::new(RecorderState {
+    events: Vec::new(),
+    threads: Vec::new(),
+    children: Vec::new(),
+    by_pthread: BTreeMap::new(),
+    exited: Vec::new(),
+    violation: None,
+    closed: false,
+});
+
+struct Config {
+    path: PathBuf,
+    argv: Vec<String>,
+    program: ProgramInfo,
+    pid: u32,
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+thread_local! {
+    /// The lock held between an access's `before` and `after`.
+    static HELD: RefCell<Option<MutexGuard<'static, RecorderState>>> = const { RefCell::new(None) };
+}
+
+/// Recording is on (RECORD mode, or alongside ENFORCE).
+static ACTIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn active() -> bool {
+    // Relaxed: set at start-up before any other thread exists.
+    ACTIVE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Start recording: `main` becomes `T0`.
+pub fn init(path: PathBuf, argv: Vec<String>, program: ProgramInfo) {
+    ACTIVE.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = CONFIG.set(Config { path, argv, program, pid: std::process::id() });
+    let mut r = RECORDER.lock();
+    r.threads.push(ThreadInfo { id: ThreadId::MAIN, parent: None, nth_child: 0 });
+    r.children.push(0);
+    r.exited.push(false);
+    drop(r);
+    thread_state::register(ThreadId::MAIN);
+}
+
+pub fn lock() -> MutexGuard<'static, RecorderState> {
+    RECORDER.lock()
+}
+
+impl RecorderState {
+    /// Append an event of the calling thread.
+    pub fn push(&mut self, site: Option<SiteId>, kind: EventKind, object: ObjectRef) {
+        if self.closed {
+            return;
+        }
+        let Some(tid) = thread_state::current() else { return };
+        let k = thread_state::next_k();
+        self.events.push(Event { tid, k, site, kind, object });
+    }
+
+    /// Allocate the logical id of a thread the calling thread is about to create.
+    pub fn new_child(&mut self) -> ThreadId {
+        let parent = thread_state::current().unwrap_or(ThreadId::MAIN);
+        let id = ThreadId(self.threads.len() as u32);
+        let nth_child = self.children[parent.index()];
+        self.children[parent.index()] += 1;
+        self.threads.push(ThreadInfo { id, parent: Some(parent), nth_child });
+        self.children.push(0);
+        self.exited.push(false);
+        id
+    }
+
+    /// Undo `new_child` when the creation failed.
+    pub fn forget_child(&mut self, id: ThreadId) {
+        if self.threads.last().map(|t| t.id) == Some(id) {
+            let t = self.threads.pop().expect("checked");
+            self.children.pop();
+            self.exited.pop();
+            if let Some(p) = t.parent {
+                self.children[p.index()] -= 1;
+            }
+        }
+    }
+
+    pub fn bind_pthread(&mut self, handle: u64, id: ThreadId) {
+        self.by_pthread.insert(handle, id);
+    }
+
+    pub fn thread_of(&self, handle: u64) -> Option<ThreadId> {
+        self.by_pthread.get(&handle).copied()
+    }
+
+    /// Remember the first violation; it is the run's outcome whatever happens after.
+    pub fn set_violation(&mut self, outcome: Outcome) {
+        if self.violation.is_none() {
+            self.violation = Some(outcome);
+        }
+    }
+
+    fn snapshot(&self, outcome: Outcome) -> Option<(Trace, PathBuf)> {
+        let c = CONFIG.get()?;
+        if c.pid != std::process::id() {
+            return None; // a forked child of the program: the trace belongs to the parent
+        }
+        Some((
+            Trace {
+                program_id: c.program.program_id,
+                argv: c.argv.clone(),
+                sites: std::sync::Arc::new(c.program.sites.clone()),
+                globals: std::sync::Arc::new(c.program.globals.clone()),
+                threads: self.threads.clone(),
+                events: self.events.clone(),
+                steps: Vec::new(),
+                outcome: self.violation.clone().unwrap_or(outcome),
+            },
+            c.path.clone(),
+        ))
+    }
+}
+
+/// Open an access of the calling thread: the first open access takes the lock.
+pub fn hold() {
+    HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.is_none() {
+            *h = Some(RECORDER.lock());
+        }
+    });
+}
+
+/// Record a completed access of the calling thread; releases the lock when `release`.
+pub fn complete_access(site: SiteId, kind: EventKind, object: ObjectRef, release: bool) {
+    HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        if let Some(g) = h.as_mut() {
+            g.push(Some(site), kind, object);
+        }
+        if release {
+            *h = None;
+        }
+    });
+}
+
+/// Record the calling thread's exit (once).
+pub fn thread_exit() {
+    if thread_state::current().is_some() && thread_state::mark_exited() {
+        let me = thread_state::current().expect("checked");
+        let mut r = lock();
+        r.push(None, EventKind::Exit, ObjectRef::Thread(me));
+        if let Some(x) = r.exited.get_mut(me.index()) {
+            *x = true;
+        }
+    }
+}
+
+/// At the process's end, after the exit handlers: the calling thread (the ender) kills every
+/// thread whose exit is not recorded, breadth first over the creation tree from `main`
+/// (DESIGN §3; EXPLORE's order, but RECORD knows which threads ended where EXPLORE knows only
+/// the ends in the ender's history).
+pub fn record_kills() {
+    let Some(me) = thread_state::current() else { return };
+    let mut r = lock();
+    let mut order = vec![ThreadId::MAIN];
+    let mut i = 0;
+    while i < order.len() {
+        let p = order[i];
+        let mut kids: Vec<&ThreadInfo> = r.threads.iter().filter(|t| t.parent == Some(p)).collect();
+        kids.sort_by_key(|t| t.nth_child);
+        order.extend(kids.into_iter().map(|t| t.id));
+        i += 1;
+    }
+    for v in order {
+        if v != me && !r.exited.get(v.index()).copied().unwrap_or(true) {
+            r.push(None, EventKind::Kill, ObjectRef::Thread(v));
+        }
+    }
+}
+
+fn write(trace: Trace, path: PathBuf) {
+    if let Err(e) = trace.write(&path) {
+        eprintln!("irs-runtime: {e}");
+    }
+}
+
+/// Write the trace now. `close` stops recording (the run is over).
+pub fn finish(outcome: Outcome, close: bool) {
+    let mut r = lock();
+    if r.closed {
+        return;
+    }
+    r.closed = close;
+    if let Some((trace, path)) = r.snapshot(outcome) {
+        drop(r);
+        write(trace, path);
+    }
+}
+
+/// From a signal handler: write what we have if the lock can be had soon; never block for long.
+pub fn finish_from_signal(outcome: Outcome) {
+    let held_here = HELD.try_with(|h| h.try_borrow_mut().ok().and_then(|mut h| h.take())).ok().flatten();
+    let r = match held_here {
+        Some(g) => Some(g),
+        None => RECORDER.try_lock_for(Duration::from_millis(500)),
+    };
+    if let Some(mut r) = r {
+        if !r.closed {
+            r.closed = true;
+            if let Some((trace, path)) = r.snapshot(outcome) {
+                drop(r);
+                write(trace, path);
+            }
+        }
+    }
+}

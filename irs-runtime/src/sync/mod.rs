@@ -1,0 +1,17 @@
+//! The synchronisation primitives the runtime builds from internal locks and choices (DESIGN §3
+//! "Objects and dependence"): condition variables, semaphores, barriers, rwlocks, `pthread_once`,
+//! spin locks, mutex kinds, the operations they are made of (`sync_ops`, dispatching to the mode),
+//! the runtime's own locks and the table of their state.
+
+pub(crate) mod sync_ops;
+pub(crate) mod condvar;
+pub(crate) mod semaphore;
+pub(crate) mod barrier;
+pub(crate) mod rwlock;
+pub(crate) mod once;
+pub(crate) mod spin_lock;
+pub(crate) mod mutex;
+pub(crate) mod mutex_kind;
+pub(crate) mod rt_lock;
+pub(crate) mod object_table;
+pub(crate) mod futex;
