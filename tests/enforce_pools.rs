@@ -276,3 +276,26 @@ fn a_pool_whose_free_destroys_its_locked_mutex_is_verified_and_runs() {
     failures.extend(unverified(&exe, &args, &expect, n));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn a_pool_timed_with_sleeps_keeps_its_timing_under_irs_run() {
+    // Like the library's own api.c: jobs that sleep, then `main` sleeps and counts the threads
+    // working. The verifier's first execution, on which the prefix is anchored, lets the
+    // threads that did not sleep go first, as the OS does: the jobs start before `main` counts,
+    // and a run under the prefix counts them all (it counted none: every run exited 1).
+    let d = scratch("enforce_pools/cthpool_count");
+    let exe = build(&d, "cthpool");
+    let args = ["4", "3", "count"];
+    let expect = plain_says(&exe, &args);
+    let (last, anchored) = publish(&d, &exe, &args);
+    let n = n_signal();
+    let mut failures = under_prefixes(&exe, &args, &[anchored, last], &expect, n);
+    // Like pause_resume.c: paused, jobs added, resumed while `main` sleeps, destroyed without
+    // waiting. A serialised `main` does not hold the turn while it sleeps, so the resumed
+    // threads take the jobs meanwhile (they took none: the jobs were dropped at `destroy`).
+    let paused = ["2", "4", "paused"];
+    let expect_paused = plain_says(&exe, &paused);
+    failures.extend(unverified(&exe, &args, &expect, n));
+    failures.extend(unverified(&exe, &paused, &expect_paused, n));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -10,21 +10,29 @@
 //! that read only what the previous one read. In every other mode (RECORD, ENFORCE, OFF) the
 //! calls are the C library's; before it, a serialised run (`serial`) lets the other threads go
 //! first, as the OS does while a thread sleeps (a thread that polls with a sleep until others
-//! have moved would otherwise keep the turn for good).
+//! have moved would otherwise keep the turn for good), and does not hold the turn while it
+//! sleeps. In EXPLORE the default policy (the first execution, on which published prefixes are
+//! anchored, and the tail of every run) lets every thread that did not sleep go first, so that
+//! the prefixes a production run follows keep the order the program's sleeps ask for.
 
 use crate::mode::{self, Mode};
 use std::ffi::{c_int, c_uint};
 
-/// In EXPLORE: the sleep returns at once. Elsewhere, a serialised run's sleeper gives the turn
-/// away first, then the caller sleeps for real.
-fn returns_at_once() -> bool {
+/// A sleep: in EXPLORE it returns at once (`at_once`), a point where the default policy lets
+/// the other threads go first. Elsewhere it is the C library's (`real`); a serialised run's
+/// sleeper first gives the turn away, then sleeps without holding it.
+fn sleep_call<R>(at_once: impl FnOnce() -> R, real: impl FnOnce() -> R) -> R {
     match mode::get() {
-        Mode::Explore => true,
+        Mode::Explore => {
+            crate::explore::scheduler::slept();
+            at_once()
+        }
         Mode::Enforce => {
             crate::enforce::serial::yield_turn();
-            false
+            let _asleep = crate::enforce::serial::asleep();
+            real()
         }
-        _ => false,
+        _ => real(),
     }
 }
 
@@ -39,50 +47,46 @@ unsafe fn invalid(t: *const libc::timespec) -> bool {
 
 #[no_mangle]
 pub extern "C" fn __irs_sleep(seconds: c_uint, _site: u64) -> c_uint {
-    if returns_at_once() {
-        return 0;
-    }
     // SAFETY: no preconditions.
-    unsafe { libc::sleep(seconds) }
+    sleep_call(|| 0, || unsafe { libc::sleep(seconds) })
 }
 
 #[no_mangle]
 pub extern "C" fn __irs_usleep(micros: libc::useconds_t, _site: u64) -> c_int {
-    if returns_at_once() {
-        return 0;
-    }
     // SAFETY: no preconditions.
-    unsafe { libc::usleep(micros) }
+    sleep_call(|| 0, || unsafe { libc::usleep(micros) })
 }
 
 /// # Safety
 /// Same contract as `nanosleep`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_nanosleep(req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
-    if returns_at_once() {
-        // SAFETY: the caller's argument, per the contract.
-        if unsafe { invalid(req) } {
-            // SAFETY: errno of this thread.
-            unsafe { *libc::__errno_location() = libc::EINVAL };
-            return -1;
-        }
-        return 0;
-    }
-    // SAFETY: forwarded unchanged.
-    unsafe { libc::nanosleep(req, rem) }
+    sleep_call(
+        || {
+            // SAFETY: the caller's argument, per the contract.
+            if unsafe { invalid(req) } {
+                // SAFETY: errno of this thread.
+                unsafe { *libc::__errno_location() = libc::EINVAL };
+                return -1;
+            }
+            0
+        },
+        // SAFETY: forwarded unchanged.
+        || unsafe { libc::nanosleep(req, rem) },
+    )
 }
 
 /// # Safety
 /// Same contract as `clock_nanosleep`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
-    if returns_at_once() {
+    sleep_call(
         // An absolute sleep (`TIMER_ABSTIME`) ends at its time, which counts as reached.
         // SAFETY: the caller's argument, per the contract.
-        return if unsafe { invalid(req) } { libc::EINVAL } else { 0 };
-    }
-    // SAFETY: forwarded unchanged.
-    unsafe { libc::clock_nanosleep(clock, flags, req, rem) }
+        || if unsafe { invalid(req) } { libc::EINVAL } else { 0 },
+        // SAFETY: forwarded unchanged.
+        || unsafe { libc::clock_nanosleep(clock, flags, req, rem) },
+    )
 }
 
 /// `thrd_sleep`: 0 once slept, -1 when a signal interrupted it, another negative value on error

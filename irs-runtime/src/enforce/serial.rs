@@ -41,6 +41,8 @@ enum Th {
     /// Running its own code (not at an event), or holding the turn.
     Between,
     Parked(Op),
+    /// In a real sleep (`sleep_for_real`): neither waited for nor given the turn until it wakes.
+    Asleep,
     Exited,
 }
 
@@ -307,7 +309,7 @@ fn decide(s: &mut State) {
             s.yielded.remove(&(t as u32));
         }
         // A thread in a signal handler may yet make others move: no verdict while one is.
-        None if (0..s.threads.len()).any(away) => {}
+        None if (0..s.threads.len()).any(away) || s.threads.contains(&Th::Asleep) => {}
         None if s.threads.iter().any(|t| matches!(t, Th::Parked(_))) => {
             let waits: Vec<String> = s.threads.iter().enumerate().filter_map(|(t, th)| match th {
                 Th::Parked(Op::Lock(m)) => Some(format!("T{t} waits for mutex {m:#x}")),
@@ -364,6 +366,38 @@ pub fn yield_turn() {
     let Some(me) = sid() else { return };
     state().yielded.insert(me);
     acquire(Op::Step);
+}
+
+/// The calling thread is about to sleep for real (after `yield_turn`): it gives the turn up and
+/// is not waited for while it sleeps, as the OS runs other threads meanwhile (a pool's worker
+/// that wakes from its pause must be able to take a job while `main` sleeps); when the guard is
+/// dropped it is back between events, and a decision waits for it to reach its next one.
+pub fn asleep() -> Option<Asleep> {
+    if !mine() {
+        return None;
+    }
+    let me = sid()?;
+    let mut s = state();
+    s.threads[me as usize] = Th::Asleep;
+    if s.turn == Some(me) {
+        s.turn = None;
+    }
+    decide(&mut s);
+    drop(s);
+    notify();
+    Some(Asleep(me))
+}
+
+/// A thread in a real sleep (see [`asleep`]).
+pub struct Asleep(u32);
+
+impl Drop for Asleep {
+    fn drop(&mut self) {
+        let mut s = state();
+        if let Some(th) = s.threads.get_mut(self.0 as usize) {
+            *th = Th::Between;
+        }
+    }
 }
 
 /// `m` is held: locked by the calling thread, or found held by a lock that began before the run

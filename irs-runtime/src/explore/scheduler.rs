@@ -109,6 +109,10 @@ struct LogicalThread {
     /// The step count when it last reached a watched loop's header (`Policy::Anchor`: its steps
     /// from there on are the iteration's).
     iteration_step: u32,
+    /// It slept (`sleep`, `usleep`, ...; which costs no time here) and has not run an operation
+    /// since: the default policy lets every other thread that can move go first, as the OS does
+    /// while a thread sleeps (see `decide`).
+    slept: bool,
 
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
@@ -137,6 +141,7 @@ impl LogicalThread {
             atomic_depth: 0,
             atomic_open: 0,
             spin: ThreadSpin::default(),
+            slept: false,
             spin_halted: false,
             iteration_step: 0,
             start,
@@ -567,16 +572,27 @@ fn decide(me: usize) {
                     } else {
                         enabled
                     };
+                    // A thread that slept comes after every thread that has not (and of those
+                    // that slept, after the last runner, in turn, as a serialised run does): the
+                    // first execution, on which published prefixes are anchored, then follows
+                    // the order the program's sleeps ask for (a pool's jobs start before `main`,
+                    // which slept, counts them), so that a production run under a prefix keeps
+                    // its timing.
                     let waits = |t: usize| s.threads[t].spin.waiting_since();
+                    let awake = |t: usize| waits(t).is_none() && !s.threads[t].slept;
                     if can.is_empty() {
                         s.discarding = true;
                         return Ok(Ok(Err(0)));
                     } else if matches!(policy, Policy::RoundRobin | Policy::AnchorRoundRobin) {
                         can.iter().copied().find(|&t| t > me).unwrap_or(can[0])
-                    } else if can.contains(&me) && waits(me).is_none() {
+                    } else if can.contains(&me) && awake(me) {
                         me
+                    } else if let Some(t) = can.iter().copied().find(|&t| awake(t)) {
+                        t
+                    } else if let Some(t) = can.iter().copied().filter(|&t| waits(t).is_none()).min_by_key(|&t| (t <= me, t)) {
+                        t
                     } else {
-                        can.iter().copied().find(|&t| waits(t).is_none()).unwrap_or_else(|| *can.iter().min_by_key(|&&t| (waits(t), t)).expect("not empty"))
+                        *can.iter().min_by_key(|&&t| (waits(t), t)).expect("not empty")
                     }
                 }
             },
@@ -587,6 +603,7 @@ fn decide(me: usize) {
                 s.choice = (splitmix64(state) % op.size as u64) as u32;
             }
         }
+        s.threads[chosen].slept = false;
         let micros = s.elapsed();
         s.ops.clear();
         s.ops.extend(enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")));
@@ -1248,6 +1265,14 @@ pub fn nondet(site: u64, of: u32) -> u32 {
     });
     done();
     choice
+}
+
+/// The calling thread slept (it returned at once: time costs nothing here): until it runs its
+/// next operation, the default policy prefers every thread that did not (see `decide`).
+pub fn slept() {
+    if active() {
+        with(|s| s.threads[s.current].slept = true);
+    }
 }
 
 /// The calling thread enters a watched loop from outside (`spin_watch`).

@@ -75,6 +75,12 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
     // an internal one is waited on and signalled only under its primitive's lock, `m`, which
     // guards the list then (fewer events, the same behaviours).
     let list = (space == PROGRAM_COND).then(|| sync_ops::internal(base, space.lock));
+    // Until `m` is released, the program's signal handlers wait (they run right after, while
+    // the caller waits on its gate): in the C library, a handler almost never finds the caller
+    // still holding `m` (a few instructions), and a handler that waits for another thread (a
+    // pool's pause) while its thread holds `m` would hang whoever locks `m` next. Here the steps
+    // before the release can take long (a serialised run's turn, chaos's delays).
+    let masked = (space == PROGRAM_COND).then(crate::thread::signal_state::Masked::new);
     let me = sync_ops::me();
     if let Some(l) = list {
         sync_ops::lock(l, site);
@@ -87,6 +93,7 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
         sync_ops::unlock(l, site);
     }
     sync_ops::unlock(m, site);
+    drop(masked);
     let woken = match limit {
         None => {
             sync_ops::lock(gate, site);

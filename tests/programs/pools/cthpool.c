@@ -5,8 +5,12 @@
  * resume through SIGUSR1, whose handler runs instrumented code (it writes the on-hold flag and
  * sleeps while it is set).
  *
- * Usage: cthpool [THREADS [JOBS [pause]]]. Prints the sum of the jobs' results; exits 0 when it
- * is right. */
+ * Usage: cthpool [THREADS [JOBS [pause|count|paused]]]. Prints the sum of the jobs' results;
+ * exits 0 when it is right. Like the library's own tests, two modes time their steps with sleeps:
+ * `count` adds jobs that sleep, sleeps, and counts the threads working (api.c: every job must
+ * have started); `paused` pauses the pool, adds the jobs, sleeps, resumes, sleeps, and destroys
+ * the pool without waiting for the jobs (pause_resume.c: the threads, resumed, must take them
+ * while `main` sleeps). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -298,13 +302,49 @@ static void task(void *arg) {
     pthread_mutex_unlock(&sum_lock);
 }
 
+static void sleepy_task(void *arg) {
+    usleep(600000);
+    task(arg);
+}
+
+static int threads_working(thpool_ *p) {
+    pthread_mutex_lock(&p->thcount_lock);
+    int n = p->num_threads_working;
+    pthread_mutex_unlock(&p->thcount_lock);
+    return n;
+}
+
 int main(int argc, char **argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 4;
     int jobs = argc > 2 ? atoi(argv[2]) : 8;
-    int pause = argc > 3 && strcmp(argv[3], "pause") == 0;
+    const char *mode = argc > 3 ? argv[3] : "";
+    int pause = strcmp(mode, "pause") == 0;
     thpool_ *p = thpool_init(threads);
     if (!p)
         return 2;
+    long want = (long)jobs * (jobs + 1) / 2;
+    if (strcmp(mode, "count") == 0) {
+        for (int i = 1; i <= jobs; i++)
+            thpool_add_work(p, sleepy_task, (void *)(size_t)i);
+        usleep(200000);
+        int working = threads_working(p);
+        /* As api.c, no destroy (it polls the clock): the process's end stops the threads. */
+        thpool_wait(p);
+        int expect = jobs < threads ? jobs : threads;
+        printf("working %d sum %ld\n", working, sum);
+        return working == expect && sum == want ? 0 : 1;
+    }
+    if (strcmp(mode, "paused") == 0) {
+        thpool_pause(p, threads);
+        for (int i = 1; i <= jobs; i++)
+            thpool_add_work(p, task, (void *)(size_t)i);
+        usleep(300000);
+        thpool_resume(p);
+        usleep(200000);
+        thpool_destroy(p, threads);
+        printf("sum %ld\n", sum);
+        return sum == want ? 0 : 1;
+    }
     /* Paused and resumed before the jobs are added: a thread may be interrupted while it holds
      * the queue's semaphore's mutex (in the plain build too, inside pthread_cond_wait before it
      * releases the mutex), so adding work while the threads are held could wait for ever. */
@@ -316,7 +356,6 @@ int main(int argc, char **argv) {
         thpool_add_work(p, task, (void *)(size_t)i);
     thpool_wait(p);
     thpool_destroy(p, threads);
-    long want = (long)jobs * (jobs + 1) / 2;
     printf("sum %ld\n", sum);
     return sum == want ? 0 : 1;
 }
