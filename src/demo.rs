@@ -1,4 +1,4 @@
-//! `irs demo`: IRS end to end on a bundled example (README; DESIGN §1, §4 and §8
+//! `irs demo`: IRS end to end on a bundled example (docs/src/demo.md; DESIGN §1, §4 and §8
 //! "Publishing"; the story of the IRS paper's §5: a program runs safely while it is being
 //! verified, and faster as verification advances).
 //!

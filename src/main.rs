@@ -139,7 +139,7 @@ enum Command {
         time_limit: Option<f64>,
         /// Stop once the verifier's own memory (resident set) reaches SIZE, e.g. 512M, 4G
         /// (the verdict is then `incomplete`). Default: half the machine's RAM. See
-        /// docs/verifier-memory.md.
+        /// docs/src/verifier-memory.md.
         #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
         memory_limit: Option<u64>,
         /// Stop at the first violation, crash or deadlock found (the verdict is `violation`).

@@ -1,4 +1,4 @@
-//! No false verdict from a program's own deterministic behaviour (docs/explored-executions.md):
+//! No false verdict from a program's own deterministic behaviour (docs/src/explored-executions.md):
 //! every explored execution starts from the same state (the arguments and environment as the
 //! program may change them, the heap after a file opened first), sleeps cost no time in EXPLORE,
 //! two runs that truly differ are named where they part, and a bug is a verdict only when its

@@ -1,5 +1,5 @@
 //! Enforcement never hangs or aborts a run that the plain build completes (DESIGN §4;
-//! docs/enforcement-progress.md), on thread pools written like real ones
+//! docs/src/enforcement-progress.md), on thread pools written like real ones
 //! (`tests/programs/pools/`): Pithikos' C-Thread-Pool (a job queue, a binary semaphore made of a
 //! mutex and a condition variable, keep-alive flags read without synchronisation, a `destroy`
 //! that polls with `time` and `sleep`, pause and resume through SIGUSR1 whose handler runs

@@ -49,7 +49,7 @@ fn ten_thousand_runs_leak_no_process_fd_or_shared_memory() {
     {
         let mut ex = Executor::start(&exe, &[], Options::default()).unwrap();
         let started = *children_of(me).iter().find(|&&p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe)).expect("the program is our child");
-        // Isolated (docs/sandbox.md), the process we started stays outside as a keeper whose one
+        // Isolated (docs/src/sandbox.md), the process we started stays outside as a keeper whose one
         // child is the server, process 1 of the executions' process-id namespace.
         let keeper_child = children_of(started);
         let server = match keeper_child.as_slice() {

@@ -1,4 +1,4 @@
-//! What a program sees under `irs run`, and what its input is (docs/inputs.md): `fstat`,
+//! What a program sees under `irs run`, and what its input is (docs/src/inputs.md): `fstat`,
 //! `lseek` and `isatty` on standard input and on a file it reads answer as for the plain build
 //! (a pipe is a pipe, a file has its own times), also once its verification serves both from
 //! captures; the environment is input only for the variables the program reads, so `irs

@@ -160,8 +160,8 @@ const STRESS: [StressProgram; 9] = [
     // to the end and relaxed.
     StressProgram { name: "dekker", src: "benchmarks/irs_paper/dekker.c", defines: &[], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "peterson", src: "benchmarks/irs_paper/peterson.c", defines: &[], time_limit: None, expect: Expect::Safe },
-    // Two rounds: its retry loop writes, and four rounds are beyond exhaustive exploration (README,
-    // "Spin-waits").
+    // Two rounds: its retry loop writes, and four rounds are beyond exhaustive exploration
+    // (docs/src/spin-waits.md).
     StressProgram { name: "lamport", src: "benchmarks/irs_paper/lamport.c", defines: &["-DROUNDS=2"], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "bigshot", src: "benchmarks/irs_paper/bigshot.c", defines: &[], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "shared_pointer", src: "benchmarks/irs_paper/shared_pointer.c", defines: &[], time_limit: None, expect: Expect::Safe },

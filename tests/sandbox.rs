@@ -1,4 +1,4 @@
-//! An explored execution does no harm (DESIGN §7, docs/sandbox.md): programs that change the
+//! An explored execution does no harm (DESIGN §7, docs/src/sandbox.md): programs that change the
 //! file system, signal other processes, talk over the network and start processes, built with
 //! the real `irs cc` and verified with the real `irs verify`; the world outside the verifier's
 //! scratch space must be exactly as it was, and every execution must start from a fresh view.

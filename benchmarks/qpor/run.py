@@ -343,7 +343,7 @@ def main():
               "for the other process); *program s*: the program's runs alone as the fork server timed them (the persistent worker's "
               "memory restores included); *outside program %*: the rest of the verification's time, in % of it; *walk behind / "
               "backtracking / pruning %*: where that time goes, in % of the whole (the walk of a run after the program ended it, "
-              "the search for the next alternative, and pruning `U`, which begins as a run starts; see the README's `irs verify`).\n")
+              "the search for the next alternative, and pruning `U`, which begins as a run starts; see docs/src/verify.md).\n")
     if notes:
         md.append("## Notes (mismatches with the expected trace counts, errors, violations)\n")
         md += [f"- {n}" for n in notes]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the sandbox of explored executions costs (docs/sandbox.md): executions per second of
+"""What the sandbox of explored executions costs (docs/src/sandbox.md): executions per second of
 `irs explore --random N` with isolation on (the default) and off (`IRS_SANDBOX=off`), the two
 alternating run by run so that their ratio is measured side by side, on programs that write no
 file (the per-execution check only: a stat, an fstatfs and a chdir) and on one that writes a

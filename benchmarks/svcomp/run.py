@@ -12,7 +12,7 @@ give its path:
     python3 benchmarks/svcomp/run.py --tasks /tmp/svcomp --genmc /tmp/genmc/genmc --nidhugg /tmp/nidhugg/src/nidhugg
 
 Each task is built unchanged with `irs cc -O1 -w` (no prelude: the SV-COMP functions are irs's
-own, see README "The SV-COMP interface") and verified with `irs verify --json --svcomp --first-bug
+own, see docs/src/sv-comp.md) and verified with `irs verify --json --svcomp --first-bug
 --time-limit T` (default 30 s; `--timeout 2` per execution; `--svcomp`: SV-COMP's conventions,
 `abort()` ends an execution the task rules out; `--first-bug`: stop at the first bug); when
 that stops at a bug that is no `unreach-call` answer (a deadlock, a livelock of a spin-wait, a

@@ -34,8 +34,8 @@ such peer is also run once on the native primitive, under --unsupported-time-lim
 or a wrong verdict).
 
 Trace counts differ by design and are reported, never compared as equal: irs builds
-condition variables, semaphores, rwlocks and barriers from internal locks and choices (README,
-"Synchronisation: what irs models") and counts the orders of those internal lock events (and
+condition variables, semaphores, rwlocks and barriers from internal locks and choices
+(docs/src/synchronisation.md) and counts the orders of those internal lock events (and
 treats two reads of one word as dependent); the peers model their primitives natively, or here
 through the spin-wait stand-ins, and GenMC counts executions up to reads-from.
 
@@ -372,8 +372,8 @@ def write_report(records, meta, out):
              "and time cover the whole space), while GenMC and Nidhugg stop at the first error: their counts "
              "there are what they explored before it, and the times are not comparable.\n")
     L.append("Trace counts differ by design and are not expected to be equal: irs builds condition variables, "
-             "semaphores, rwlocks and barriers from internal locks and choices (README, \"Synchronisation: what "
-             "irs models\") and counts the orders of those internal events, and it treats two reads of one word "
+             "semaphores, rwlocks and barriers from internal locks and choices (docs/src/synchronisation.md"
+             ") and counts the orders of those internal events, and it treats two reads of one word "
              "as dependent; the peers model their primitives natively, or here through spin-wait stand-ins whose "
              "extra reads and blocked executions are their own, and GenMC counts executions up to reads-from "
              "(two reads of the same write are not ordered).\n")

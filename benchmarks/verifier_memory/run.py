@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The verifier's memory over a long exploration (docs/verifier-memory.md): `irs verify` on a
+"""The verifier's memory over a long exploration (docs/src/verifier-memory.md): `irs verify` on a
 compressor-shaped program (compressor.c here: worker threads take blocks from a queue under a
 mutex and condition variable, encode them into shared arrays, and keep unlocked statistics),
 sampling the verifier's resident set (VmRSS of /proc/PID/status) and its executions (from
@@ -126,7 +126,7 @@ def main():
     svg(series, out / "peak_rss.svg", f"irs verify on compressor.c ({a.blocks} blocks): peak RSS against executions")
     with open(out / "results.md", "w") as f:
         f.write(f"# The verifier's memory over a long exploration\n\n{datetime.date.today()}, `python3 benchmarks/verifier_memory/run.py "
-                + " ".join(sys.argv[1:]) + "` (2-core machine shared with other work; see docs/verifier-memory.md).\n\n")
+                + " ".join(sys.argv[1:]) + "` (2-core machine shared with other work; see docs/src/verifier-memory.md).\n\n")
         f.write("| run | seconds | executions | peak RSS at 10% of them (MB) | peak RSS (MB) | events (peak in memory) | verdict |\n|---|---|---|---|---|---|---|\n")
         for r in rows:
             f.write("| " + " | ".join(str(x) for x in r) + " |\n")

@@ -69,7 +69,7 @@ pub struct Options {
     pub input_files: Option<PathBuf>,
     /// The working directory of every execution (the input's); `None`: this process's.
     pub cwd: Option<PathBuf>,
-    /// Isolate every execution (DESIGN §7, `docs/sandbox.md`): namespaces of its own and a
+    /// Isolate every execution (DESIGN §7, `docs/src/sandbox.md`): namespaces of its own and a
     /// private view of the file system. Off only on request (`IRS_SANDBOX=off` in the
     /// verifier's environment turns it off too): the program's writes then really happen.
     pub sandbox: bool,

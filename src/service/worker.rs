@@ -114,7 +114,7 @@ pub fn work(exe: &Path, program: &ProgramStore, mut each: impl FnMut(&str)) -> R
         each(&format!("verifying input {key}"));
         let log = std::fs::File::create(input.log_file());
         // `irs verify` with its default memory limit (half the machine's RAM, see
-        // docs/verifier-memory.md): an input whose exploration reaches it ends `incomplete`.
+        // docs/src/verifier-memory.md): an input whose exploration reaches it ends `incomplete`.
         let result = match log.and_then(|l| Ok((l.try_clone()?, l))) {
             Ok((out, err)) => std::process::Command::new(&irs)
                 .args(["verify", "--publish", "--input"])

@@ -21,7 +21,7 @@
 //! * Outcomes: a trace's outcome should be the same in all its interleavings, except when
 //!   several threads fail (the outcome is the first failure; see `multi_violation`). A failure
 //!   (an assertion, `abort`, a crash) halts its own thread only; the others run on to the end
-//!   or to the process's end (README, "What a run is"), so a failure is an event of its thread
+//!   or to the process's end (docs/src/verify.md, "What a run is"), so a failure is an event of its thread
 //!   and does not cut the other threads' events short.
 //! * Bugs: every failure of every run, the outcome's and those of threads that fail after it
 //!   (`Execution::more_bugs`): a failure that always comes second is a bug all the same.

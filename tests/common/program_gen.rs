@@ -18,7 +18,7 @@
 //! Assertions are drawn "may fail" (comparing with a value the location may hold) or "safe" (a
 //! value it never holds) with a per-program rate, so that about half the programs have bugs.
 //!
-//! **Synchronisation scenarios** (README, "Synchronisation: what irs models" and "Spin-waits").
+//! **Synchronisation scenarios** (docs/src/synchronisation.md and docs/src/spin-waits.md).
 //! With probability [`GenOptions::sync_percent`] (default [`SYNC_PERCENT`]) a program also gets
 //! one (or, a third of the time, two) of the following, each played by 1–3 of its threads (main
 //! included), inserted at the top level of their bodies (in `main` and in a thread with a child:
@@ -1218,8 +1218,8 @@ impl<'a> Gen<'a> {
     /// kills an end adds (counted here as operations of the ender, one per other thread, even
     /// joined ones); the campaign reports any program whose count exceeds its model's.
     ///
-    /// The scenarios' operations are modelled as the runtime implements them (README,
-    /// "Synchronisation: what irs models"): each lock and unlock of an internal lock (a
+    /// The scenarios' operations are modelled as the runtime implements them
+    /// (docs/src/synchronisation.md): each lock and unlock of an internal lock (a
     /// condition variable's list, a semaphore's, barrier's, rwlock's or once control's lock) is
     /// an operation; a wait takes its gate (one operation), releases the locks, waits until a
     /// wake releases it (the gate's second lock, blocked until then), releases the gate and

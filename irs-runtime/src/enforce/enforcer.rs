@@ -11,7 +11,7 @@
 //!
 //! A choice inside the prefix (which waiter a signal wakes) takes the verified trace's value
 //! (`trace_choice`): with it, every event of the prefix finds its objects as the trace had them,
-//! so no run waits for ever (the argument: docs/enforcement-progress.md). A signal handler's
+//! so no run waits for ever (the argument: docs/src/enforcement-progress.md). A signal handler's
 //! events are nobody's (`signals`).
 //!
 //! Completed-event counters are cache-padded atomics, one per logical thread, written by their
@@ -586,7 +586,7 @@ pub fn end_waits() {
 /// waiter a signal wakes, a `__VERIFIER_nondet_*` value. The run must choose the same, or the
 /// events after it are not the trace's: a signal that wakes another waiter than the trace's
 /// leaves the trace's waiter blocked while the table has the events after its wake-up required
-/// by other threads, a cycle of waits (docs/enforcement-progress.md). `None` outside the prefix
+/// by other threads, a cycle of waits (docs/src/enforcement-progress.md). `None` outside the prefix
 /// (free: every value was explored) and when serialised (the verifier's default policy: 0). A
 /// value the run cannot take (`of` values here) means the run has left the verified trace.
 pub fn trace_choice(of: u32) -> Option<u32> {

@@ -1,4 +1,4 @@
-//! What the walk does at the process's end (DESIGN §3; README "The process's end"): a kill
+//! What the walk does at the process's end (DESIGN §3; docs/src/process-end.md): a kill
 //! cuts a thread off, and what that forecloses never happens in the run, so it would never come
 //! back as a conflicting extension of a later event of the killed thread. The walk adds it to
 //! `U` itself: at the kill (`cut_off`) and at the run's final configuration (`cut_at_end`). A

@@ -1,4 +1,4 @@
-//! `__VERIFIER_nondet_*` in the exploration (README "The SV-COMP interface"), and the runtime's
+//! `__VERIFIER_nondet_*` in the exploration (docs/src/sv-comp.md), and the runtime's
 //! own choices (which waiter a signal wakes): each value a call takes is an event of its own, a sibling of the others in its thread's tree, which the comb
 //! takes as alternatives (`comb`); and the verdict's bounds, where the explored values are fewer
 //! than the call's type holds.

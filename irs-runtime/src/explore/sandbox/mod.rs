@@ -12,7 +12,7 @@
 //!   execution changed it, replaced by a fresh one; the working directory is set back to where
 //!   the program started.
 //!
-//! What an execution can still observe or affect is in `docs/sandbox.md`. Only EXPLORE uses
+//! What an execution can still observe or affect is in `docs/src/sandbox.md`. Only EXPLORE uses
 //! this module; it is set up when the executor names a sandbox directory
 //! ([`shared_proto::explore_protocol::ENV_SANDBOX_DIR`]).
 //!
