@@ -1,5 +1,5 @@
 //! The runtime keeps nothing of an object after its `destroy`, nor of a thread after its end
-//! (docs/runtime-memory.md): `tests/programs/memory/object_churn.c` makes and destroys a mutex,
+//! (docs/src/runtime-memory.md): `tests/programs/memory/object_churn.c` makes and destroys a mutex,
 //! a condition variable, a semaphore, an rwlock and a barrier, and two threads that wait on
 //! them, round after round.
 //!
