@@ -109,54 +109,70 @@ pub fn run_under_irs(args: RunArgs) -> ExitCode {
         env,
         capture_limit,
     };
+    let session = crate::service::Session::attach(program, args, &opts, |a| match a {
+        crate::service::Attach::Verified { key, status: crate::service::Status::Finished(s) } => {
+            eprintln!("irs: input {key} of {program}: verification finished ({})", s.verdict.as_deref().unwrap_or("?"))
+        }
+        crate::service::Attach::Verified { key, status } => eprintln!("irs: input {key} of {program}: verifier {}", status.word()),
+        crate::service::Attach::Queued { key, worker_started } => eprintln!(
+            "irs: input {key} of {program} is not verified yet: queued for verification{}{}",
+            if worker_started.is_some() { " (background verifier started)" } else { "" },
+            if opts.no_wait { "" } else { "; waiting for its first prefix" }
+        ),
+        crate::service::Attach::Uncoverable(why) => eprintln!("irs: no verification can cover this run: {why}"),
+    });
+    let session = match session {
+        Ok(s) => s,
+        Err(e) => return fail(format_args!("run: {e}")),
+    };
+    if opts.repeat == 1 {
+        match session.in_place() {
+            Ok(Some(run)) => {
+                let st = run.verifier.clone().unwrap_or_default();
+                eprintln!(
+                    "irs run 1/1: in place of irs (its exit status is the program's own) | {} constraints in force | traces explored {} | relaxations {} | violations found {}",
+                    run.prefix.constraints,
+                    st.traces,
+                    st.published.saturating_sub(1),
+                    st.violations.len()
+                );
+                return fail(format_args!("run: {}", run.exec()));
+            }
+            Ok(None) => {}
+            Err(e) => return fail(format_args!("run: {e}")),
+        }
+    }
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut last = 0;
-    let result = crate::service::run_under_irs(
-        program,
-        args,
-        &opts,
-        |a| match a {
-            crate::service::Attach::Verified { key, status: crate::service::Status::Finished(s) } => {
-                eprintln!("irs: input {key} of {program}: verification finished ({})", s.verdict.as_deref().unwrap_or("?"))
-            }
-            crate::service::Attach::Verified { key, status } => eprintln!("irs: input {key} of {program}: verifier {}", status.word()),
-            crate::service::Attach::Queued { key, worker_started } => eprintln!(
-                "irs: input {key} of {program} is not verified yet: queued for verification{}{}",
-                if worker_started.is_some() { " (background verifier started)" } else { "" },
-                if opts.no_wait { "" } else { "; waiting for its first prefix" }
-            ),
-            crate::service::Attach::Uncoverable(why) => eprintln!("irs: no verification can cover this run: {why}"),
-        },
-        |r| {
-            last = crate::launch::exit_code(r.status);
-            let st = r.state.clone().unwrap_or_default();
-            let line = format!(
-                "irs run {}/{repeat}: {} in {:.1} ms | {} | traces explored {} | relaxations {} | violations found {}",
-                r.index + 1,
-                crate::launch::describe(r.status),
-                r.micros as f64 / 1000.0,
-                match &r.coverage {
-                    crate::service::Coverage::Verified(p) => format!("{} constraints in force", p.constraints),
-                    crate::service::Coverage::Serialised(_) => "SERIALISED (not verified)".into(),
-                    crate::service::Coverage::Unverified(_) => "UNVERIFIED".into(),
-                },
-                st.traces,
-                st.published.saturating_sub(1),
-                st.violations.len()
-            );
+    let result = crate::service::run_session(&session, &opts, |r| {
+        last = crate::launch::exit_code(r.status);
+        let st = r.state.clone().unwrap_or_default();
+        let line = format!(
+            "irs run {}/{repeat}: {} in {:.1} ms | {} | traces explored {} | relaxations {} | violations found {}",
+            r.index + 1,
+            crate::launch::describe(r.status),
+            r.micros as f64 / 1000.0,
+            match &r.coverage {
+                crate::service::Coverage::Verified(p) => format!("{} constraints in force", p.constraints),
+                crate::service::Coverage::Serialised(_) => "SERIALISED (not verified)".into(),
+                crate::service::Coverage::Unverified(_) => "UNVERIFIED".into(),
+            },
+            st.traces,
+            st.published.saturating_sub(1),
+            st.violations.len()
+        );
+        if tty {
+            eprint!("\r{line}   ");
+        } else {
+            eprintln!("{line}");
+        }
+        if let Some(left) = &r.left {
             if tty {
-                eprint!("\r{line}   ");
-            } else {
-                eprintln!("{line}");
+                eprintln!();
             }
-            if let Some(left) = &r.left {
-                if tty {
-                    eprintln!();
-                }
-                eprintln!("irs: run {}: {left}", r.index + 1);
-            }
-        },
-    );
+            eprintln!("irs: run {}: {left}", r.index + 1);
+        }
+    });
     if tty {
         eprintln!();
     }

@@ -10,9 +10,12 @@
 //!   one background worker per program;
 //! - [`publish`]: how `irs verify --publish` writes ever smaller prefixes to a segment;
 //! - [`session`]: `irs run`: find the verification of the run's input, or queue it and wait, or
-//!   react (serialise, stop, run free).
+//!   react (serialise, stop, run free);
+//! - [`in_place`]: a single verified run that replaces `irs run` (`exec`) instead of being
+//!   waited for.
 
 pub mod files;
+pub mod in_place;
 pub mod input;
 pub mod publish;
 pub mod queue;
@@ -28,7 +31,8 @@ use shared_proto::prefix_segment::PrefixView;
 use shared_proto::ProgramId;
 use store::{InputStore, ProgramStore};
 
-pub use session::{run_under_irs, Attach, Coverage, Reaction, RunOptions, RunReport, Session};
+pub use in_place::InPlace;
+pub use session::{run_session, run_under_irs, Attach, Coverage, Reaction, RunOptions, RunReport, Session};
 pub use state::{Status, VerifierState};
 pub use status_report::{status_report, StatusReport};
 
@@ -54,7 +58,15 @@ pub enum ServiceError {
 /// computes it (starting the program to hear its hello cost a run of it). A file that cannot be
 /// read that way is started, so that its error is the executor's.
 pub fn program_id(program: &str, args: &[String]) -> Result<ProgramId, ServiceError> {
-    if let Ok(id) = crate::launch::resolve_program(program).map_err(|_| ()).and_then(|p| irs_instrument::instrumented_binary::program_id(&p).map_err(|_| ())) {
+    match crate::launch::resolve_program(program) {
+        Ok(exe) => program_id_of(&exe, program, args),
+        Err(_) => Ok(executor(program, args, ExecOptions::default())?.hello().program_id),
+    }
+}
+
+/// [`program_id`] of `program`, found at `exe` already.
+pub fn program_id_of(exe: &std::path::Path, program: &str, args: &[String]) -> Result<ProgramId, ServiceError> {
+    if let Ok(id) = irs_instrument::instrumented_binary::program_id(exe) {
         return Ok(id);
     }
     let ex = executor(program, args, ExecOptions::default())?;

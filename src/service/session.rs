@@ -110,7 +110,7 @@ pub enum Attach {
 }
 
 /// The standard input every run of the session gets.
-enum Stdin {
+pub(super) enum Stdin {
     /// The captured bytes, served through a descriptor of the original's kind.
     Captured(Vec<u8>, input::StdinOrigin),
     /// The terminal, inherited.
@@ -125,15 +125,19 @@ pub struct Session {
     pub id: ProgramId,
     /// The input's verification, when the input could be captured and kept.
     pub input: Option<InputStore>,
-    exe: PathBuf,
+    pub(super) exe: PathBuf,
     args: Vec<String>,
-    opts: RunOptions,
-    stdin: Stdin,
+    pub(super) opts: RunOptions,
+    pub(super) stdin: Stdin,
     /// Why no verification covers the runs, when none can.
     uncoverable: Option<String>,
+    /// The prefix in force when the session attached (its first run's, see `in_place`).
+    pub(super) forced: Option<InForce>,
+    /// What the input's verifier said of itself when the session attached.
+    pub(super) verifier: Option<VerifierState>,
 }
 
-fn spawn_err(exe: &std::path::Path, source: std::io::Error) -> ServiceError {
+pub(super) fn spawn_err(exe: &std::path::Path, source: std::io::Error) -> ServiceError {
     ReplayError::from(crate::launch::LaunchError::Spawn { program: exe.display().to_string(), source }).into()
 }
 
@@ -143,14 +147,14 @@ impl Session {
     pub fn attach(program: &str, args: &[String], opts: &RunOptions, mut attached: impl FnMut(&Attach)) -> Result<Session, ServiceError> {
         let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
         let exe = std::path::absolute(&exe).unwrap_or(exe);
-        let id = super::program_id(program, args)?;
+        let id = super::program_id_of(&exe, program, args)?;
         let origin = input::stdin_origin();
         let (stdin, captured) = match input::capture_stdin(opts.capture_limit)? {
             StdinCapture::Captured(bytes) => (Stdin::Captured(bytes.clone(), origin), Ok(bytes)),
             StdinCapture::Uncapturable { why, head } if head.is_empty() => (Stdin::Terminal, Err(why)),
             StdinCapture::Uncapturable { why, head } => (Stdin::Relay(head), Err(why)),
         };
-        let mut session = Session { id, input: None, exe: exe.clone(), args: args.to_vec(), opts: opts.clone(), stdin, uncoverable: None };
+        let mut session = Session { id, input: None, exe: exe.clone(), args: args.to_vec(), opts: opts.clone(), stdin, uncoverable: None, forced: None, verifier: None };
         let bytes = match captured {
             Ok(b) => b,
             Err(why) => {
@@ -161,9 +165,9 @@ impl Session {
         };
         let base = Input::new(args, Input::current_env(), opts.env.clone(), &bytes);
         let pstore = ProgramStore::of(id);
-        let (input, pins, whole) = match files::find(&pstore, base, opts.capture_limit) {
-            Ok(files::Found::Stored(input)) => (input, Vec::new(), false),
-            Ok(files::Found::New { input, pins, whole }) => (input, pins, whole),
+        let (input, pins, whole, stored) = match files::find(&pstore, base, opts.capture_limit) {
+            Ok(files::Found::Stored(input)) => (input, Vec::new(), false, true),
+            Ok(files::Found::New { input, pins, whole }) => (input, pins, whole, false),
             Err(why) => {
                 attached(&Attach::Uncoverable(why.clone()));
                 session.uncoverable = Some(why);
@@ -171,9 +175,14 @@ impl Session {
             }
         };
         let store = pstore.input(input.key());
-        let kept = pstore.create().and_then(|_| store.save(&input, &bytes)).and_then(|_| {
-            files::pin(&store, &input, &pins, whole).map_err(|e| super::store::StoreError::Write { path: store.files_dir().display().to_string(), reason: e.to_string() })
-        });
+        let kept = match stored {
+            // Read from its directory a moment ago: only its standard input's bytes are left to
+            // compare (the key and `same_base` compare their hash).
+            true => store.holds_stdin(&bytes),
+            false => pstore.create().and_then(|_| store.save(&input, &bytes)).and_then(|_| {
+                files::pin(&store, &input, &pins, whole).map_err(|e| super::store::StoreError::Write { path: store.files_dir().display().to_string(), reason: e.to_string() })
+            }),
+        };
         if let Err(e) = kept {
             let why = format!("the input cannot be kept for verification ({e})");
             attached(&Attach::Uncoverable(why.clone()));
@@ -203,13 +212,14 @@ impl Session {
             queue::enqueue(&pstore, store.key)?;
             worker_started = Some(worker::ensure(&pstore, &exe)?);
         }
+        session.verifier = status.state().cloned();
         if forced.is_some() {
             attached(&Attach::Verified { key: store.key, status });
         } else {
             attached(&Attach::Queued { key: store.key, worker_started: worker_started.flatten() });
             if !opts.no_wait {
                 match wait_for_prefix(&pstore, &store, program_name(program, args), opts.wait_limit) {
-                    Ok(()) => {}
+                    Ok(()) => session.verifier = state::read_state(&store.state_file()),
                     // Nothing will cover this input: its runs go on as the reaction says.
                     Err(ServiceError::VerifierFailed { why, .. }) => {
                         let why = format!("the verification of input {} ended without a prefix: {why}", store.key);
@@ -233,7 +243,8 @@ impl Session {
             }
         }
         session.input = Some(store);
-        if forced.is_none() && session.prefix().is_none() {
+        session.forced = forced.or_else(|| session.prefix());
+        if session.forced.is_none() {
             return session.refuse_if_stop();
         }
         Ok(session)
@@ -261,7 +272,8 @@ impl Session {
     }
 
     /// The command for one run, and what covers it.
-    fn command(&self, report: &std::path::Path) -> Result<(std::process::Command, Coverage), ServiceError> {
+    /// The program with its arguments, without this process's `IRS_*` variables.
+    pub(super) fn base_command(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(&self.exe);
         cmd.args(&self.args);
         for (k, _) in std::env::vars_os() {
@@ -269,14 +281,27 @@ impl Session {
                 cmd.env_remove(k);
             }
         }
+        if self.opts.chaos {
+            cmd.env("IRS_CHAOS", "1");
+        }
+        cmd
+    }
+
+    /// A verified run: under the prefix of `store`, every file it opens for reading compared
+    /// with the verified one.
+    pub(super) fn enforce_prefix(&self, cmd: &mut std::process::Command, store: &InputStore) {
+        cmd.env("IRS_MODE", "enforce").env("IRS_PREFIX", store.segment()).env("IRS_DIVERGENCE", self.opts.reaction.name());
+        cmd.env(shared_proto::input_files::ENV_DIR, store.files_dir()).env(shared_proto::input_files::ENV_LIMIT, self.opts.capture_limit.to_string());
+    }
+
+    fn command(&self, report: &std::path::Path) -> Result<(std::process::Command, Coverage), ServiceError> {
+        let mut cmd = self.base_command();
         // A file the input's verification read that holds other bytes now: this run is on
         // another input (the next `irs run` finds or queues its verification).
         let changed = self.input.as_ref().and_then(|s| files::changed(s, self.opts.capture_limit));
         let coverage = match (self.prefix(), &self.input, changed) {
             (Some(p), Some(store), None) => {
-                cmd.env("IRS_MODE", "enforce").env("IRS_PREFIX", store.segment()).env("IRS_DIVERGENCE", self.opts.reaction.name());
-                // Every file the run opens for reading is compared with the verified one.
-                cmd.env(shared_proto::input_files::ENV_DIR, store.files_dir()).env(shared_proto::input_files::ENV_LIMIT, self.opts.capture_limit.to_string());
+                self.enforce_prefix(&mut cmd, store);
                 Coverage::Verified(p)
             }
             (_, _, changed) => {
@@ -296,9 +321,6 @@ impl Session {
             }
         };
         cmd.env("IRS_REPORT", report);
-        if self.opts.chaos {
-            cmd.env("IRS_CHAOS", "1");
-        }
         Ok((cmd, coverage))
     }
 
@@ -334,12 +356,7 @@ impl Session {
                 cmd.stdin(std::os::fd::OwnedFd::from(theirs));
                 feed = Some((bytes.clone(), Box::new(ours)));
             }
-            Stdin::Captured(bytes, origin) => {
-                cmd.stdin(input::sealed_memfd(bytes)?);
-                if let input::StdinOrigin::File(st) = origin {
-                    cmd.env(shared_proto::stdin_stat::ENV_STDIN_STAT, shared_proto::stdin_stat::encode(st));
-                }
-            }
+            Stdin::Captured(bytes, origin) => serve_copy(&mut cmd, bytes, origin)?,
             Stdin::Terminal => {}
             Stdin::Relay(_) => {
                 cmd.stdin(std::process::Stdio::piped());
@@ -390,6 +407,16 @@ impl Session {
     }
 }
 
+/// Serve the program `bytes` from a sealed in-memory copy; the copy of a regular file is
+/// described as that file (`shared_proto::stdin_stat`).
+pub(super) fn serve_copy(cmd: &mut std::process::Command, bytes: &[u8], origin: &input::StdinOrigin) -> Result<(), ServiceError> {
+    cmd.stdin(input::sealed_memfd(bytes)?);
+    if let input::StdinOrigin::File(st) = origin {
+        cmd.env(shared_proto::stdin_stat::ENV_STDIN_STAT, shared_proto::stdin_stat::encode(st));
+    }
+    Ok(())
+}
+
 fn program_name(program: &str, args: &[String]) -> String {
     std::iter::once(program.to_string()).chain(args.iter().cloned()).collect::<Vec<_>>().join(" ")
 }
@@ -423,8 +450,13 @@ pub fn wait_for_prefix(program: &ProgramStore, input: &InputStore, name: String,
 
 /// `irs run -- prog ARGS` without a prefix: attach, then run the program `repeat` times,
 /// `every` apart.
-pub fn run_under_irs(program: &str, args: &[String], opts: &RunOptions, attached: impl FnMut(&Attach), mut each: impl FnMut(&RunReport)) -> Result<Vec<RunReport>, ServiceError> {
+pub fn run_under_irs(program: &str, args: &[String], opts: &RunOptions, attached: impl FnMut(&Attach), each: impl FnMut(&RunReport)) -> Result<Vec<RunReport>, ServiceError> {
     let session = Session::attach(program, args, opts, attached)?;
+    run_session(&session, opts, each)
+}
+
+/// Run an attached session's program `repeat` times, `every` apart.
+pub fn run_session(session: &Session, opts: &RunOptions, mut each: impl FnMut(&RunReport)) -> Result<Vec<RunReport>, ServiceError> {
     let mut out = Vec::new();
     for index in 0..opts.repeat {
         if index > 0 && !opts.every.is_zero() {

@@ -148,6 +148,16 @@ impl InputStore {
         self.load().is_ok_and(|i| i.same_as(input)) && self.stdin().is_ok_and(|s| s == stdin)
     }
 
+    /// For an input read from this directory (its fields matched, its standard input by length
+    /// and hash only): does it hold these bytes of standard input? A hash collision is an
+    /// error, as in [`InputStore::save`].
+    pub fn holds_stdin(&self, stdin: &[u8]) -> Result<(), StoreError> {
+        if stdin.is_empty() || self.stdin().is_ok_and(|s| s == stdin) {
+            return Ok(());
+        }
+        Err(StoreError::Write { path: self.dir.display().to_string(), reason: "it holds another input with the same key (a hash collision); `irs forget` it first".into() })
+    }
+
     /// Keep the input (and its standard input), written completely before `input.json`
     /// appears: a reader never finds half an input. A directory holding another input with the
     /// same key (a hash collision) is an error, never overwritten.
