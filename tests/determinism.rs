@@ -234,8 +234,8 @@ int main(void) {
 "#;
 
 /// The same, with a count of the polls: the loop carries a value from one iteration to the
-/// next, so it is no spin-wait, and an execution where `main` never runs again polls until the
-/// event limit.
+/// next, so it is no spin-wait; `main` sets the flag only once the thread has ended (a bug: the
+/// plain build hangs), so every execution polls until the event limit.
 const POLLS_COUNTING: &str = r#"
 #include <pthread.h>
 #include <stdio.h>
@@ -245,8 +245,8 @@ void *t(void *a) { long n = 0; while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE))
 int main(void) {
   pthread_t th; pthread_create(&th, 0, t, 0);
   usleep(10000);
-  __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
   pthread_join(th, 0);
+  __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
   printf("done\n");
   return 0;
 }
@@ -349,4 +349,66 @@ fn two_runs_that_differ_are_named_where_they_part() {
         }
     }
     panic!("nondeterminism went unnoticed in 12 verifications");
+}
+
+/// A thread polls its pool's workers for a second of the clock, as C-Thread-Pool's
+/// `thpool_destroy` does, reading `time`, `clock_gettime` and `gettimeofday`; the workers sleep
+/// first. With the real clock, how many polls a run made depended on the machine's load, and two
+/// runs of one schedule differed; with virtual time (`irs-runtime/src/abi/clock.rs`) every run
+/// of a schedule polls alike, in every way executions are run, and time never goes back.
+const POLLS_THE_CLOCK: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+static int alive = 2;
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static void *worker(void *p) {
+  usleep(2000);
+  pthread_mutex_lock(&m); alive--; pthread_mutex_unlock(&m);
+  return 0;
+}
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+int main(void) {
+  pthread_t a, b;
+  time_t start = time(0);
+  double t0 = now();
+  struct timeval tv0; gettimeofday(&tv0, 0);
+  pthread_create(&a, 0, worker, 0);
+  pthread_create(&b, 0, worker, 0);
+  int polls = 0, left;
+  do {
+    pthread_mutex_lock(&m); left = alive; pthread_mutex_unlock(&m);
+    polls++;
+  } while (left && now() - t0 < 0.05);
+  pthread_join(a, 0); pthread_join(b, 0);
+  struct timeval tv1; gettimeofday(&tv1, 0);
+  double t1 = now();
+  if (t1 < t0 || tv1.tv_sec < tv0.tv_sec || time(0) < start) return 3;
+  printf("polls %d\n", polls > 0);
+  return 0;
+}
+"#;
+
+#[test]
+fn polling_the_clock_is_the_same_in_every_run_of_a_schedule() {
+    let d = scratch("determinism/clock");
+    let prog = build(&d, "clock_poll", POLLS_THE_CLOCK);
+    // The plain run ends (the real clock moves on) and prints what the plain build prints.
+    let o = run(&mut Command::new(&prog), None, T).unwrap();
+    assert!(o.status.success() && o.stdout.trim() == "polls 1", "{} {}", o.how(), o.stderr);
+    // The default schedule twice: the same trace (50 polls at 1 ms a read).
+    let trace = |i: u32| {
+        let o = run(Command::new(irs()).args(["replay", "--schedule-default", "--"]).arg(&prog).current_dir(&d), None, T).unwrap();
+        assert!(o.stdout.contains("outcome: exit 0"), "replay {i}: {}{}", o.stdout, o.stderr);
+        o.stdout.lines().filter(|l| !l.contains("µs") && !l.contains(" us")).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(trace(0), trace(1), "two runs of the default schedule differ");
+    for way in WAYS {
+        let o = verify(&d, &[&["--max-executions", "400"], way].concat(), &prog, &[], &[]);
+        let v = verdict(&o);
+        assert!(["safe", "incomplete"].contains(&v.as_str()), "{way:?}: {v}: {}", o.stdout);
+        assert!(json(&o)["violations"].as_array().unwrap().is_empty(), "{way:?}: time went back or a run failed: {}", o.stdout);
+    }
 }

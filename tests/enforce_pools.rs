@@ -167,19 +167,13 @@ fn a_pool_with_a_job_queue_condvars_and_a_polling_destroy_never_hangs() {
     let exe = build(&d, "cthpool");
     let args = ["4", "8"];
     let expect = plain_says(&exe, &args);
-    // Its default schedule runs into the event limit (`destroy` polls), so the table is
-    // anchored on an execution found by random search, whose signals wake any waiter: the run
-    // must wake the same one (it woke the first, and the table's waiter stayed blocked while
-    // the others waited for its events). Published again until an anchor has such a choice.
-    let mut published = publish(&d, &exe, &args);
-    for _ in 0..8 {
-        if other_choices(&published.1) > 0 {
-            break;
-        }
-        published = publish(&d, &exe, &args);
-    }
+    // Its `destroy` polls the clock, which EXPLORE reads as virtual time: its default schedule
+    // ends, and the table is anchored on it. The runs recorded alongside must take the verified
+    // trace's waiter at every choice inside the prefix (when an anchor found by random search
+    // woke another than the first, a run that woke the first hung: its waiter stayed blocked
+    // while the others waited for its events).
+    let published = publish(&d, &exe, &args);
     let (last, anchored) = published;
-    assert!(other_choices(&anchored) > 0, "no anchor woke another waiter than the first in 9 verifications");
     let n = runs();
     let mut failures = recorded_under(&d, &exe, &args, &anchored, &expect, n);
     failures.extend(under_prefixes(&exe, &args, &[anchored, last], &expect, n));
@@ -293,9 +287,17 @@ fn a_pool_timed_with_sleeps_keeps_its_timing_under_irs_run() {
     // Like pause_resume.c: paused, jobs added, resumed while `main` sleeps, destroyed without
     // waiting. A serialised `main` does not hold the turn while it sleeps, so the resumed
     // threads take the jobs meanwhile (they took none: the jobs were dropped at `destroy`).
+    // Serialised only: with chaos's delays, the pause may catch a thread that holds the pool's
+    // lock (between its lock and its `pthread_cond_wait`), whose handler then waits for a resume
+    // that `main`, blocked on that lock, never sends: a race of the program itself (the
+    // library's pause_resume test has it), which chaos widens from nanoseconds to milliseconds.
     let paused = ["2", "4", "paused"];
     let expect_paused = plain_says(&exe, &paused);
     failures.extend(unverified(&exe, &args, &expect, n));
-    failures.extend(unverified(&exe, &paused, &expect_paused, n));
+    failures.extend(each(&format!("{} {paused:?} serialised", exe.display()), n, &expect_paused, || {
+        let mut c = Command::new(&exe);
+        c.args(paused).env("IRS_MODE", "enforce").env("IRS_SERIAL", "1");
+        c
+    }));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -101,6 +101,11 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "nanosleep", wrapper: "__irs_nanosleep", kind: SiteKind::Sleep },
     RoutedCall { name: "clock_nanosleep", wrapper: "__irs_clock_nanosleep", kind: SiteKind::Sleep },
     RoutedCall { name: "thrd_sleep", wrapper: "__irs_thrd_sleep", kind: SiteKind::Sleep },
+    // Clocks read virtual time in EXPLORE (`irs-runtime/src/abi/clock.rs`).
+    RoutedCall { name: "time", wrapper: "__irs_time", kind: SiteKind::Clock },
+    RoutedCall { name: "clock_gettime", wrapper: "__irs_clock_gettime", kind: SiteKind::Clock },
+    RoutedCall { name: "gettimeofday", wrapper: "__irs_gettimeofday", kind: SiteKind::Clock },
+    RoutedCall { name: "clock", wrapper: "__irs_clock", kind: SiteKind::Clock },
     // Built by the runtime from locks and choices (`shared_proto::sync_object`).
     RoutedCall { name: "pthread_cond_init", wrapper: "__irs_pthread_cond_init", kind: SiteKind::Sync },
     RoutedCall { name: "pthread_cond_destroy", wrapper: "__irs_pthread_cond_destroy", kind: SiteKind::Sync },

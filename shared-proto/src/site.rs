@@ -53,6 +53,8 @@ pub enum SiteKind {
     /// `sleep`, `usleep`, `nanosleep`, `clock_nanosleep`: where a serialised run lets the
     /// other threads go first.
     Sleep,
+    /// `time`, `clock_gettime`, `gettimeofday`, `clock`: virtual time in EXPLORE.
+    Clock,
 }
 
 impl SiteKind {
@@ -82,6 +84,7 @@ impl SiteKind {
             SiteKind::SpinLoop => "spin-loop",
             SiteKind::SignalHandler => "signal-handler",
             SiteKind::Sleep => "sleep",
+            SiteKind::Clock => "clock",
         }
     }
 

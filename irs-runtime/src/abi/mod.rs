@@ -4,6 +4,7 @@
 //! state of its own beyond the call.
 
 pub(crate) mod callbacks;
+pub(crate) mod clock;
 pub(crate) mod pthread_wrappers;
 pub(crate) mod c11_threads;
 pub(crate) mod alloc_wrappers;

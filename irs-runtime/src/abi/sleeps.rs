@@ -21,10 +21,10 @@ use std::ffi::{c_int, c_uint};
 /// A sleep: in EXPLORE it returns at once (`at_once`), a point where the default policy lets
 /// the other threads go first. Elsewhere it is the C library's (`real`); a serialised run's
 /// sleeper first gives the turn away, then sleeps without holding it.
-fn sleep_call<R>(at_once: impl FnOnce() -> R, real: impl FnOnce() -> R) -> R {
+fn sleep_call<R>(nanos: u64, at_once: impl FnOnce() -> R, real: impl FnOnce() -> R) -> R {
     match mode::get() {
         Mode::Explore => {
-            crate::explore::scheduler::slept();
+            crate::explore::scheduler::slept(nanos);
             at_once()
         }
         Mode::Enforce => {
@@ -34,6 +34,20 @@ fn sleep_call<R>(at_once: impl FnOnce() -> R, real: impl FnOnce() -> R) -> R {
         }
         _ => real(),
     }
+}
+
+/// How long a `timespec` is, in ns (0 for none or an invalid one).
+///
+/// # Safety
+/// `t` is null or points to a `timespec`.
+unsafe fn length(t: *const libc::timespec) -> u64 {
+    // SAFETY: per the contract (checked for null and validity).
+    if t.is_null() || unsafe { invalid(t) } {
+        return 0;
+    }
+    // SAFETY: as above.
+    let t = unsafe { *t };
+    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
 /// A `timespec` the C library would refuse (`EINVAL`).
@@ -48,20 +62,23 @@ unsafe fn invalid(t: *const libc::timespec) -> bool {
 #[no_mangle]
 pub extern "C" fn __irs_sleep(seconds: c_uint, _site: u64) -> c_uint {
     // SAFETY: no preconditions.
-    sleep_call(|| 0, || unsafe { libc::sleep(seconds) })
+    sleep_call(seconds as u64 * 1_000_000_000, || 0, || unsafe { libc::sleep(seconds) })
 }
 
 #[no_mangle]
 pub extern "C" fn __irs_usleep(micros: libc::useconds_t, _site: u64) -> c_int {
     // SAFETY: no preconditions.
-    sleep_call(|| 0, || unsafe { libc::usleep(micros) })
+    sleep_call(micros as u64 * 1000, || 0, || unsafe { libc::usleep(micros) })
 }
 
 /// # Safety
 /// Same contract as `nanosleep`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_nanosleep(req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
+    // SAFETY: the caller's argument, per the contract.
+    let nanos = unsafe { length(req) };
     sleep_call(
+        nanos,
         || {
             // SAFETY: the caller's argument, per the contract.
             if unsafe { invalid(req) } {
@@ -80,10 +97,23 @@ pub unsafe extern "C" fn __irs_nanosleep(req: *const libc::timespec, rem: *mut l
 /// Same contract as `clock_nanosleep`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const libc::timespec, rem: *mut libc::timespec, _site: u64) -> c_int {
+    // SAFETY: the caller's argument, per the contract.
+    let nanos = unsafe { length(req) };
+    let absolute = flags & libc::TIMER_ABSTIME != 0;
     sleep_call(
-        // An absolute sleep (`TIMER_ABSTIME`) ends at its time, which counts as reached.
-        // SAFETY: the caller's argument, per the contract.
-        || if unsafe { invalid(req) } { libc::EINVAL } else { 0 },
+        if absolute { 0 } else { nanos },
+        // An absolute sleep (`TIMER_ABSTIME`) ends at its time: the thread's virtual time
+        // reaches it.
+        || {
+            // SAFETY: the caller's argument, per the contract.
+            if unsafe { invalid(req) } {
+                return libc::EINVAL;
+            }
+            if absolute {
+                crate::abi::clock::sleep_until(clock, nanos);
+            }
+            0
+        },
         // SAFETY: forwarded unchanged.
         || unsafe { libc::clock_nanosleep(clock, flags, req, rem) },
     )

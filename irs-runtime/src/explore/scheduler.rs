@@ -113,6 +113,9 @@ struct LogicalThread {
     /// since: the default policy lets every other thread that can move go first, as the OS does
     /// while a thread sleeps (see `decide`).
     slept: bool,
+    /// Its virtual time in ns (`abi::clock`): what its sleeps and clock reads have advanced it
+    /// by, from its creator's at its creation; a join takes the joined thread's if later.
+    clock_ns: u64,
 
     start: Option<(StartRoutine, *mut c_void)>,
     retval: *mut c_void,
@@ -142,6 +145,7 @@ impl LogicalThread {
             atomic_open: 0,
             spin: ThreadSpin::default(),
             slept: false,
+            clock_ns: 0,
             spin_halted: false,
             iteration_step: 0,
             start,
@@ -1023,6 +1027,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         let fiber = Fiber::new(stack, thread_main, child as *mut c_void);
         let mut th = LogicalThread::new(fiber, range, tls, Some((routine, arg)));
         th.known_done = s.threads[parent].known_done;
+        th.clock_ns = s.threads[parent].clock_ns;
         th.name = sync_object::child_name(s.threads[parent].name, nth);
         s.threads.push(th);
         s.threads[parent].kids.push(child);
@@ -1052,6 +1057,7 @@ pub fn join(handle: u64, retval: *mut *mut c_void, site: u64) -> c_int {
         let known = s.threads[t].known_done | 1 << t;
         let me = s.current;
         s.threads[me].known_done |= known;
+        s.threads[me].clock_ns = s.threads[me].clock_ns.max(s.threads[t].clock_ns);
         s.threads[t].retval
     });
     done();
@@ -1267,11 +1273,41 @@ pub fn nondet(site: u64, of: u32) -> u32 {
     choice
 }
 
-/// The calling thread slept (it returned at once: time costs nothing here): until it runs its
-/// next operation, the default policy prefers every thread that did not (see `decide`).
-pub fn slept() {
+/// The calling thread slept `nanos` (it returned at once: time costs nothing here, but its
+/// virtual time moves on): until it runs its next operation, the default policy prefers every
+/// thread that did not (see `decide`).
+pub fn slept(nanos: u64) {
     if active() {
-        with(|s| s.threads[s.current].slept = true);
+        with(|s| {
+            let t = &mut s.threads[s.current];
+            t.slept = true;
+            t.clock_ns = t.clock_ns.saturating_add(nanos);
+        });
+    }
+}
+
+/// The calling thread's virtual time in ns (see `abi::clock`), then advanced by `then`: 0 when
+/// no execution runs (the fork server itself).
+pub fn clock_read(then: u64) -> u64 {
+    if !active() {
+        return 0;
+    }
+    with(|s| {
+        let t = &mut s.threads[s.current];
+        let now = t.clock_ns;
+        t.clock_ns = now.saturating_add(then);
+        now
+    })
+}
+
+/// Advance the calling thread's virtual time to `ns` if it is earlier (an absolute sleep).
+pub fn clock_reach(ns: u64) {
+    if active() {
+        with(|s| {
+            let t = &mut s.threads[s.current];
+            t.clock_ns = t.clock_ns.max(ns);
+            t.slept = true;
+        });
     }
 }
 

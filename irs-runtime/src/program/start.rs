@@ -139,6 +139,7 @@ pub unsafe extern "C" fn __irs_start(
         // interface's settings.
         crate::program::process_end::install_hook();
         crate::program::sv_comp::prepare();
+        crate::abi::clock::prepare();
         crate::explore::explore_server::serve(argc, argv, envp, user_main, args);
     }
     let Some(path) = std::env::var_os(TRACE_VAR) else {
