@@ -1,5 +1,5 @@
 //! The `irs` command end to end: separate compilation, clang pass-through, the inline fast path,
-//! crashes, the environment interface, and bad input (issue 2).
+//! crashes, the environment interface, and bad input (DESIGN §5).
 
 mod common;
 

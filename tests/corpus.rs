@@ -1,4 +1,4 @@
-//! The end-to-end corpus (issue 2): every `tests/programs/NAME.c` is built plainly and with
+//! The end-to-end corpus (DESIGN §2, §5): every `tests/programs/NAME.c` is built plainly and with
 //! `irs cc`, both run side by side with the same arguments and stdin, and a recorded run is
 //! checked against `NAME.expect` (format in tests/programs/README.md).
 

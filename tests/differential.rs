@@ -1,14 +1,13 @@
-//! A differential campaign of `irs verify` against the brute-force oracle (issue 18, item 4):
-//! random small programs (`tests/common/program_gen.rs`: a few threads; mutexes, trylock, shared
-//! words, heap blocks, assertions on values read; threads joined, detached or never joined;
-//! `exit` from any thread; `pthread_exit` from main; nested creation; `atexit`; in about a third
-//! of them a synchronisation scenario: condition variables, semaphores, `pthread_once`, barriers,
-//! rwlocks, a recursive mutex or spin-waits, with their lost wake-ups, deadlocks and
-//! livelocks), each built with
-//! `irs cc -O1 -pthread`, explored by the oracle (`tests/common/oracle.rs`: every interleaving,
-//! grouped into Mazurkiewicz traces) and by `irs verify` in five modes:
-//! `--optimal --no-snapshots`, `--optimal --snapshot-gap 1` (a snapshot at every backtracking
-//! point), `--k 1`, `--k 2` and `--optimal --no-race-free-words`. Each report is checked with
+//! A differential campaign of `irs verify` against the brute-force oracle (the guide's independent
+//! oracle): random small programs (`tests/common/program_gen.rs`: a few threads; mutexes, trylock,
+//! shared words, heap blocks, assertions on values read; threads joined, detached or never joined;
+//! `exit` from any thread; `pthread_exit` from main; nested creation; `atexit`; in about a third of
+//! them a synchronisation scenario: condition variables, semaphores, `pthread_once`, barriers,
+//! rwlocks, a recursive mutex or spin-waits, with their lost wake-ups, deadlocks and livelocks),
+//! each built with `irs cc -O1 -pthread`, explored by the oracle (`tests/common/oracle.rs`: every
+//! interleaving, grouped into Mazurkiewicz traces) and by `irs verify` in five modes: `--optimal
+//! --no-snapshots`, `--optimal --snapshot-gap 1` (a snapshot at every backtracking point), `--k 1`,
+//! `--k 2` and `--optimal --no-race-free-words`. Each report is checked with
 //! `verify_check::check_report`: the verdict, the exit code, the set of bugs (every violation's
 //! schedule replayed to its bug), and the traces (optimal modes: exactly the oracle's, each once,
 //! no SSB; k modes: every oracle trace covered), every `--schedules-out` line replayed and

@@ -1,4 +1,4 @@
-//! ENFORCE end to end (issue 4): real programs, real prefixes, real threads under chaos.
+//! ENFORCE end to end (DESIGN §4): real programs, real prefixes, real threads under chaos.
 
 mod common;
 

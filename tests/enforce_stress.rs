@@ -1,11 +1,10 @@
-//! ENFORCE soundness under stress (issues 4 and 20): every benchmark program of the IRS paper, a
-//! program with a schedule-dependent assertion, and held-out programs with condition variables,
-//! semaphores, rwlocks, barriers, `pthread_once` and spin-waits (300 runs each), run 2,000 times
-//! under a prefix with chaos (random
-//! delays and yields at every callback): half of the runs under the full prefix, half under a
-//! prefix cut in the middle (so that rule 2, the barrier, and free threads are exercised). Every
-//! run is recorded alongside and its trace must respect the prefix (rules 1 and 2,
-//! `shared_proto::prefix_check`), and no run may fail.
+//! ENFORCE soundness under stress (DESIGN §4): every benchmark program of the IRS paper, a program
+//! with a schedule-dependent assertion, and held-out programs with condition variables, semaphores,
+//! rwlocks, barriers, `pthread_once` and spin-waits (300 runs each), run 2,000 times under a prefix
+//! with chaos (random delays and yields at every callback): half of the runs under the full prefix,
+//! half under a prefix cut in the middle (so that rule 2, the barrier, and free threads are
+//! exercised). Every run is recorded alongside and its trace must respect the prefix (rules 1 and
+//! 2, `shared_proto::prefix_check`), and no run may fail.
 
 mod common;
 
@@ -17,7 +16,7 @@ use std::process::Command;
 /// Runs per prefix (full and cut): 2,000 per program in all.
 const RUNS: usize = 1000;
 /// Runs per prefix for the programs with condition variables, semaphores, rwlocks, barriers,
-/// `pthread_once` and spin-waits (issue 20).
+/// `pthread_once` and spin-waits (DESIGN §3).
 const SYNC_RUNS: usize = 150;
 
 const RACE: &str = "#include <assert.h>\n#include <pthread.h>\nint x;\nvoid *t(void *a) { int v = x; x = v + 1; return a; }\nint main(void) { pthread_t a, b; pthread_create(&a, 0, t, 0); pthread_create(&b, 0, t, 0); pthread_join(a, 0); pthread_join(b, 0); assert(x == 2); return 0; }\n";
@@ -125,7 +124,7 @@ fn stress_all(programs: &[(String, PathBuf)], runs: usize) {
     assert!(f.is_empty(), "{}", f.join("\n"));
 }
 
-/// The same for held-out programs with blocking operations and spin-waits (issue 20): a thread
+/// The same for held-out programs with blocking operations and spin-waits: a thread
 /// blocked in a condition variable, a semaphore, a barrier or an rwlock waits on an internal
 /// lock, an event like any other, so the enforcer orders it and is never deadlocked by it.
 #[test]

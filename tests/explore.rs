@@ -1,4 +1,4 @@
-//! Controlled execution end to end (issue 3): the real fork server of real instrumented
+//! Controlled execution end to end (DESIGN §7): the real fork server of real instrumented
 //! programs, driven by the executor.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The executor leaves nothing behind (issue 3). In its own test binary: it counts this
+//! The executor leaves nothing behind (DESIGN §7). In its own test binary: it counts this
 //! process's descriptors, which tests running in parallel threads would disturb.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The persistent worker of EXPLORE (issue 3): executions run one after another in one process
+//! The persistent worker of EXPLORE (DESIGN §7): executions run one after another in one process
 //! that restores its memory after each. Every execution must behave as if it had a process of
 //! its own: the same trace and output as a forked one, nothing left over from the one before,
 //! and a worker that dies (a fatal signal, `_exit`, a time-out) replaced without the executor

@@ -1,6 +1,6 @@
-//! `irs demo` end to end (issue 6): interrupted, it stops its verifier; run again, it starts
-//! from scratch, finds the bank's bug with a schedule that replays to the violation, no run
-//! under IRS fails, the fixed bank ends with the empty prefix, and the plot is written.
+//! `irs demo` end to end (DESIGN §1, IRS paper §4): interrupted, it stops its verifier; run again,
+//! it starts from scratch, finds the bank's bug with a schedule that replays to the violation, no
+//! run under IRS fails, the fixed bank ends with the empty prefix, and the plot is written.
 
 mod common;
 

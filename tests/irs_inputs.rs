@@ -1,9 +1,9 @@
-//! A verification covers the input it explored, and no other (issue 19). Held-out programs
-//! (`tests/programs/inputs/`, written without irs in view) lock around a shared counter or not,
-//! depending on an argument, standard input or the environment: after the safe input is
-//! verified, runs with the other input never fail under `irs run` (the plain build does), the
-//! other input's own verification finds the bug, and `irs status` tells the inputs apart.
-//! Serialised runs are deterministic; the faults get one clear line each.
+//! A verification covers the input it explored, and no other (DESIGN §4 "Inputs"). Held-out
+//! programs (`tests/programs/inputs/`, written without irs in view) lock around a shared counter or
+//! not, depending on an argument, standard input or the environment: after the safe input is
+//! verified, runs with the other input never fail under `irs run` (the plain build does), the other
+//! input's own verification finds the bug, and `irs status` tells the inputs apart. Serialised runs
+//! are deterministic; the faults get one clear line each.
 
 mod common;
 

@@ -1,7 +1,7 @@
-//! IRS end to end (issue 6): `irs run` starts the background verifier of the run's input, waits
-//! for its first prefix and runs the program under the prefixes it publishes; `irs status` reports it;
-//! a verifier killed with -9 leaves its last prefix in force, is reported stale, and its
-//! successor reuses the published table and never publishes a larger prefix.
+//! IRS end to end (DESIGN §1; IRS paper §4): `irs run` starts the background verifier of the run's
+//! input, waits for its first prefix and runs the program under the prefixes it publishes; `irs
+//! status` reports it; a verifier killed with -9 leaves its last prefix in force, is reported
+//! stale, and its successor reuses the published table and never publishes a larger prefix.
 
 mod common;
 
@@ -156,7 +156,7 @@ const STRESS: [StressProgram; 9] = [
     StressProgram { name: "last_zero", src: "benchmarks/irs_paper/last_zero.c", defines: &["-DN=12"], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "fibonacci", src: "benchmarks/irs_paper/fibonacci.c", defines: &["-DROUNDS=4"], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "indexer", src: "benchmarks/irs_paper/indexer.c", defines: &["-DNTHREADS=15"], time_limit: None, expect: Expect::Safe },
-    // Busy-waiting, at its default four rounds: its spin-waits end (issue 20), so it is verified
+    // Busy-waiting, at its default four rounds: its spin-waits end (docs/src/spin-waits.md), so it is verified
     // to the end and relaxed.
     StressProgram { name: "dekker", src: "benchmarks/irs_paper/dekker.c", defines: &[], time_limit: None, expect: Expect::Safe },
     StressProgram { name: "peterson", src: "benchmarks/irs_paper/peterson.c", defines: &[], time_limit: None, expect: Expect::Safe },

@@ -1,5 +1,5 @@
-//! Admissible prefixes from real traces (issue 4, first part): `irs constrain` and
-//! `irs prefix show` on recorded runs of real instrumented programs.
+//! Admissible prefixes from real traces (DESIGN §4; IRS paper §3.2): `irs constrain` and `irs
+//! prefix show` on recorded runs of real instrumented programs.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! `irs verify --publish` (issue 6, publishing): the verifier installs the requirement table of
+//! `irs verify --publish` (DESIGN §6, publishing): the verifier installs the requirement table of
 //! its first execution as the program's segment and appends ever smaller cutoffs as nodes of the
 //! leftmost branch return with no bug below them; programs running under the segment (ENFORCE)
 //! with chaos never hit a bug the verifier found, while the same chaos without it does.

@@ -1,4 +1,4 @@
-//! The spin-wait rule (issue 20, docs/src/spin-waits.md) against bounded iteration, on programs
+//! The spin-wait rule (docs/src/spin-waits.md) against bounded iteration, on programs
 //! not written for it. By default a thread that completes an iteration of a watched loop that
 //! only read halts there for good (spin-assume): that iteration, and every later one, is left
 //! out of the execution. `irs verify --spin-bound K` explores the other way: the loop iterates

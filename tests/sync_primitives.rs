@@ -1,5 +1,5 @@
 //! Condition variables, semaphores, rwlocks, barriers, `pthread_once`, mutex types, spin locks,
-//! atomics and spin-waits (issue 20), on held-out programs (`tests/programs/sync/`, written
+//! atomics and spin-waits (DESIGN §3), on held-out programs (`tests/programs/sync/`, written
 //! without irs in view; their README gives each one's verdict and how its bug happens):
 //! - `irs verify` gives each its verdict, and each bug's schedule replays to it;
 //! - a signal wakes any one of the waiters (a choice the exploration takes);

@@ -1,7 +1,7 @@
-//! `irs verify` end to end beyond the oracle's corpus (issue 5): the paper's Fig. 1 program
+//! `irs verify` end to end beyond the oracle's corpus (QPOR, DESIGN §6): the paper's Fig. 1 program
 //! (SSB at k = 1, none at k = 2 and optimal), the limits, and bad input — a binary not built by
-//! `irs cc`, programs that crash at start-up, that never stop, or that behave differently for
-//! the same schedule.
+//! `irs cc`, programs that crash at start-up, that never stop, or that behave differently for the
+//! same schedule.
 
 mod common;
 
@@ -407,7 +407,7 @@ fn an_expensive_prefix_is_run_once_from_a_snapshot() {
     assert_clean_error(&verify(&dir, &["--no-snapshots", "--snapshot-gap", "4"], &prog), "--no-snapshots");
 }
 
-/// The SV-COMP interface (issue 18): a task that declares `__VERIFIER_*` and defines nothing
+/// The SV-COMP interface (docs/src/sv-comp.md): a task that declares `__VERIFIER_*` and defines nothing
 /// builds and verifies; a nondet int explored over {0, 1} gives `safe-within-bounds` naming the
 /// call (never plain `safe`), a domain holding the failing value finds the bug, whose `irs replay`
 /// command (with the same values) reproduces it; a bool alone is explored whole (plain `safe`); a
