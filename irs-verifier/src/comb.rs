@@ -32,7 +32,7 @@
 //! others in the thread's tree, all enabled where one is. So the spike of such an event holds
 //! its siblings of its own thread that are nondet calls too.
 
-use crate::configuration::Configuration;
+use crate::unfolding::Configuration;
 use crate::object_table::{ObjClass, ObjectTable};
 use crate::unfolding::{Child, EventIdx, Unfolding};
 use shared_proto::EventKind;

@@ -6,7 +6,7 @@
 //! the end is unordered with them, and only an event can be moved past a kill.
 
 use super::events_at_c::as_event;
-use super::runs::RunSteps;
+use super::run_steps::RunSteps;
 use super::{site_text, Verifier, VerifyError};
 use crate::cex;
 use crate::object_table::{ObjClass, ObjIdx};

@@ -7,27 +7,17 @@
 
 use super::alternatives::Branch;
 use super::report::{Hooks, Report};
-use super::walk::Walk;
+use super::walk::{Leaf, Walk};
 use super::{divergence, Verifier, VerifyError};
 use crate::cex;
 use crate::comb;
-use crate::configuration::Configuration;
+use crate::unfolding::Configuration;
 use crate::executor::Execution;
 use crate::memory_limit::Size;
-use crate::unfolding::{EventIdx, Unfolding};
+use crate::unfolding::Unfolding;
 use shared_proto::explore_protocol::MAX_SCHEDULE;
-use shared_proto::{Outcome, ThreadId};
+use shared_proto::Outcome;
 use std::time::{Duration, Instant};
-
-pub(super) enum Leaf {
-    Maximal,
-    Blocked,
-    /// Run again with this schedule and walk on from node `from` with sleep set `sleep`.
-    Redirect { schedule: Vec<ThreadId>, from: usize, sleep: Vec<EventIdx> },
-    /// The schedule to run is longer than a run may be (past the event limit: a program that
-    /// spins): an execution that does not end, recorded as such, not run.
-    TooLong { schedule: Vec<ThreadId> },
-}
 
 impl Verifier<'_> {
     /// The whole exploration, telling `hooks` as it goes.

@@ -29,11 +29,12 @@
 //! - `sleep_sets`: `en(C) \ D` (lines 5 and 7);
 //! - `alternatives`: backtracking, the comb's k-partial alternatives (lines 11–12, §5) and the
 //!   schedule that follows one;
-//! - `prune`: `U := U ∩ Q_{C,D}` (line 13);
+//! - `prune`, `sibling_marks`: `U := U ∩ Q_{C,D}` (line 13), and what a prune found at a node;
 //! - `end_cuts`: the events a kill at the process's end forecloses;
 //! - `nondet`: each value of a nondet call as an event, and the verdict's bounds;
 //! - `word_checks`: the check behind race-free words;
-//! - `runs`, `snapshots`: running a schedule (from `main` or a paused execution);
+//! - `runs`, `run_steps`, `snapshots`: running a schedule (from `main` or a paused execution),
+//!   and a run as the walk reads it;
 //! - `report`, `confirm`, `divergence`, `error`, `options`: the run's bookkeeping, the bugs'
 //!   confirmation, divergent runs described, errors, options.
 //!
@@ -51,7 +52,9 @@ mod nondet;
 mod options;
 mod prune;
 mod report;
+mod run_steps;
 mod runs;
+mod sibling_marks;
 mod sleep_sets;
 mod snapshots;
 mod walk;
@@ -64,7 +67,7 @@ pub use snapshots::SnapshotPolicy;
 
 use crate::cex;
 use crate::comb;
-use crate::configuration::Configuration;
+use crate::unfolding::Configuration;
 use crate::executor::{Executor, Snapshot};
 use crate::fx_hash::FxHashMap;
 use crate::memory_limit::MemoryLimit;

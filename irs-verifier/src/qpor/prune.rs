@@ -1,12 +1,12 @@
 //! Pruning `U` (Alg. 1 line 13, 000 §3): `U := U ∩ Q_{C,D}`, amortised, keeping the events the
-//! comb can still build alternatives from and their histories (`crate::sibling_marks`). It
+//! comb can still build alternatives from and their histories (`sibling_marks`). It
 //! never removes an event of `C`, of a sleep set or of the alternative being followed, and what
 //! it keeps is closed under causality.
 
 use super::walk::Walk;
 use super::Verifier;
-use crate::configuration::Configuration;
-use crate::sibling_marks::SiblingMarks;
+use crate::unfolding::Configuration;
+use super::sibling_marks::SiblingMarks;
 use crate::unfolding::EventIdx;
 use std::time::Instant;
 

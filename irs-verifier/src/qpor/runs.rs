@@ -1,77 +1,12 @@
 //! Running a schedule: from `main` or the deepest paused execution whose prefix it extends,
 //! walking the run as the program publishes its steps (DESIGN §7–§8), and accounting for its
-//! time. `RunSteps` is how the walk reads a run, ended or in flight. A run whose schedule an
-//! earlier run made possible must be feasible: one that is not is an error, never a leaf.
+//! time. A run whose schedule an earlier run made possible must be feasible: one that is not is
+//! an error, never a leaf.
 
-use super::explore::Leaf;
-use super::walk::Walk;
+use super::walk::{Leaf, Walk};
 use super::{Verifier, VerifyError};
-use crate::executor::{Execution, RunInFlight};
-use shared_proto::{Event, Outcome, PendingOp, Step, ThreadId, ThreadInfo};
-use std::borrow::Cow;
-
-/// A run as the walk reads it: an ended execution, or one still running (whose enabled lists
-/// are decoded on demand).
-pub(super) trait RunSteps {
-    fn steps(&self) -> &[Step];
-    fn event_count(&self) -> usize;
-    /// Events `range`, appended to `out`.
-    fn events(&self, range: std::ops::Range<usize>, out: &mut Vec<Event>) -> Result<(), VerifyError>;
-    fn threads(&self) -> &[ThreadInfo];
-    fn enabled_len(&self, s: usize) -> usize;
-    fn enabled(&self, s: usize) -> Result<Cow<'_, [PendingOp]>, VerifyError>;
-    /// Once ended: the operations the threads were left blocked on.
-    fn blocked(&self) -> &[PendingOp];
-}
-
-impl RunSteps for Execution {
-    fn steps(&self) -> &[Step] {
-        &self.trace.steps
-    }
-    fn event_count(&self) -> usize {
-        self.trace.events.len()
-    }
-    fn events(&self, range: std::ops::Range<usize>, out: &mut Vec<Event>) -> Result<(), VerifyError> {
-        out.extend_from_slice(&self.trace.events[range]);
-        Ok(())
-    }
-    fn threads(&self) -> &[ThreadInfo] {
-        &self.trace.threads
-    }
-    fn enabled_len(&self, s: usize) -> usize {
-        self.trace.steps[s].enabled.len()
-    }
-    fn enabled(&self, s: usize) -> Result<Cow<'_, [PendingOp]>, VerifyError> {
-        Ok(Cow::Borrowed(&self.trace.steps[s].enabled))
-    }
-    fn blocked(&self) -> &[PendingOp] {
-        &self.blocked
-    }
-}
-
-impl RunSteps for RunInFlight {
-    fn steps(&self) -> &[Step] {
-        RunInFlight::steps(self)
-    }
-    fn event_count(&self) -> usize {
-        RunInFlight::event_count(self)
-    }
-    fn events(&self, range: std::ops::Range<usize>, out: &mut Vec<Event>) -> Result<(), VerifyError> {
-        Ok(RunInFlight::events(self, range, out)?)
-    }
-    fn threads(&self) -> &[ThreadInfo] {
-        RunInFlight::threads(self)
-    }
-    fn enabled_len(&self, s: usize) -> usize {
-        RunInFlight::enabled_len(self, s)
-    }
-    fn enabled(&self, s: usize) -> Result<Cow<'_, [PendingOp]>, VerifyError> {
-        Ok(Cow::Owned(RunInFlight::enabled(self, s)?))
-    }
-    fn blocked(&self) -> &[PendingOp] {
-        RunInFlight::blocked(self)
-    }
-}
+use crate::executor::Execution;
+use shared_proto::{Outcome, ThreadId};
 
 /// Whether a run was cut off by the per-execution time limit or the event limit (see
 /// `Verifier::run_walking`).

@@ -6,10 +6,9 @@
 //! on add their extensions too. The walk never backtracks (`alternatives`).
 
 use super::events_at_c::as_event;
-use super::explore::Leaf;
-use super::runs::RunSteps;
+use super::run_steps::RunSteps;
 use super::{divergence, Verifier, VerifyError};
-use crate::sibling_marks::SiblingMarks;
+use super::sibling_marks::SiblingMarks;
 use crate::thread_names::RunThreads;
 use crate::unfolding::{ActionIdx, EventIdx};
 use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
@@ -51,6 +50,17 @@ impl Walk {
     pub(super) fn at(s: usize, sleep: Vec<EventIdx>, follow: Vec<EventIdx>) -> Walk {
         Walk { s, sleep, follow, threads: RunThreads::default(), leaf: None }
     }
+}
+
+/// How a walk over a run ends: a leaf of the exploration, or the run to make instead.
+pub(super) enum Leaf {
+    Maximal,
+    Blocked,
+    /// Run again with this schedule and walk on from node `from` with sleep set `sleep`.
+    Redirect { schedule: Vec<ThreadId>, from: usize, sleep: Vec<EventIdx> },
+    /// The schedule to run is longer than a run may be (past the event limit: a program that
+    /// spins): an execution that does not end, recorded as such, not run.
+    TooLong { schedule: Vec<ThreadId> },
 }
 
 impl Verifier<'_> {
