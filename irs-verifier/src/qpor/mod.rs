@@ -67,14 +67,13 @@ pub use snapshots::SnapshotPolicy;
 
 use crate::cex;
 use crate::comb;
-use crate::unfolding::Configuration;
 use crate::executor::{Executor, Snapshot};
 use crate::fx_hash::FxHashMap;
 use crate::memory_limit::MemoryLimit;
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::race_free_words::RaceFreeWords;
 use crate::thread_names::{StableThread, ThreadNames};
-use crate::unfolding::{ActionIdx, EventIdx, Unfolding};
+use crate::unfolding::{ActionIdx, Configuration, EventIdx, Unfolding};
 use shared_proto::dependence::ObjectKey;
 use shared_proto::{Event, EventKind};
 use snapshots::FIRST_SNAPSHOT_COST_US;

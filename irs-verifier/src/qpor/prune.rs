@@ -5,9 +5,8 @@
 
 use super::walk::Walk;
 use super::Verifier;
-use crate::unfolding::Configuration;
 use super::sibling_marks::SiblingMarks;
-use crate::unfolding::EventIdx;
+use crate::unfolding::{Configuration, EventIdx};
 use std::time::Instant;
 
 impl Verifier<'_> {

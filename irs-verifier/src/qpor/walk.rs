@@ -7,12 +7,14 @@
 
 use super::events_at_c::as_event;
 use super::run_steps::RunSteps;
-use super::{divergence, Verifier, VerifyError};
 use super::sibling_marks::SiblingMarks;
+use super::{divergence, Verifier, VerifyError};
 use crate::thread_names::RunThreads;
 use crate::unfolding::{ActionIdx, EventIdx};
 use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
 
+/// A node of the path: one step of the current branch, a call `Explore(C, D, A)` of Alg. 1 when
+/// the step is an event, with its sleep set `D` and what backtracking over it must undo.
 pub(super) struct Node {
     /// `None` for a step that is no event: an access to race-free words only (see
     /// `race_free_words`). Such a node is no call of Alg. 1: no alternative, an empty `sleep`.
