@@ -1,4 +1,4 @@
-//! `irs bench overhead` (issue 4; IRS paper §5, Fig. 3–4, Appendix A): the execution-time
+//! `irs bench overhead` (DESIGN §4; IRS paper §5, Fig. 3–4, Appendix A): the execution-time
 //! overhead of ENFORCE per constraint count. The first trace comes from a controlled execution
 //! under a policy (default: few preemptions, the paper's "-Opt" idea made automatic; or
 //! round-robin: many preemptions); every prefix from all its constraints down to none (removing

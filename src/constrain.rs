@@ -1,4 +1,4 @@
-//! `irs constrain` and `irs prefix show` (issue 4): admissible prefixes as files, built from a
+//! `irs constrain` and `irs prefix show` (DESIGN §4): admissible prefixes as files, built from a
 //! trace of `irs record` or `irs replay --trace-out`, and shown as people read them.
 
 use shared_proto::prefix_segment::{self, PrefixError, PrefixView};

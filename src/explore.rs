@@ -1,6 +1,6 @@
 //! `irs explore --random N --seed S`: run N executions with random scheduling and report the
 //! distinct outcomes; every violation, crash or deadlock gets a schedule file that `irs replay`
-//! reproduces (issue 3).
+//! reproduces (DESIGN §7). Random runs find bugs; they never prove a program safe.
 
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::{Options, SnapshotResult};

@@ -1,5 +1,6 @@
-//! `irs record --out FILE -- PROG ARGS`: run an instrumented program once in RECORD mode
-//! (issue 2) and make sure a complete trace comes out of it, whatever way the program ends.
+//! `irs record --out FILE -- PROG ARGS`: run an instrumented program once in RECORD mode (DESIGN
+//! §3, the events of a run) and make sure a complete trace comes out of it, whatever way the
+//! program ends.
 
 use crate::launch::{self, LaunchError};
 use shared_proto::{Outcome, Trace};

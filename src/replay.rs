@@ -1,5 +1,5 @@
-//! `irs replay`: one controlled execution of an instrumented program, following a schedule
-//! (then the default policy), with its trace and outcome (issue 3).
+//! `irs replay`: one controlled execution of an instrumented program, following a schedule (then
+//! the default policy), with its trace and outcome (DESIGN §7). It replays; it never explores.
 
 use irs_instrument::instrumented_binary;
 use irs_verifier::executor::{ExecError, Execution, Executor, Options, Policy};

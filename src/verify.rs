@@ -1,5 +1,5 @@
-//! `irs verify`: exhaustive exploration of an instrumented program's schedules by k-partial
-//! QPOR (issue 5, DESIGN §8), with the result for people and as one JSON object.
+//! `irs verify`: exhaustive exploration of an instrumented program's schedules by k-partial QPOR
+//! (DESIGN §8; QPOR paper 000 Alg. 1, §5), with the result for people and as one JSON object.
 
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::Options as ExecOptions;
@@ -30,8 +30,8 @@ pub struct Outcomes {
     pub cpu_seconds: f64,
     /// With `--publish`: why the prefix is not anchored on the default schedule.
     pub anchor_note: Option<String>,
-    /// The files the program opened for reading in the executions explored (part of the
-    /// input, issue 19), as `PATH (N bytes)` or `PATH (absent)`.
+    /// The files the program opened for reading in the executions explored (part of the input,
+    /// DESIGN §4 "Inputs"), as `PATH (N bytes)` or `PATH (absent)`.
     pub files_read: Vec<String>,
 }
 
@@ -235,9 +235,9 @@ pub fn verify(
         let _ = write_state(p, &st);
         (p.to_path_buf(), st)
     });
-    // Files the program opens for reading are captured at their first open and every
-    // execution reads the capture (issue 19): in the input's directory for a stored input, else
-    // in a directory of this verification's own.
+    // Files the program opens for reading are captured at their first open and every execution
+    // reads the capture (DESIGN §4 "Inputs"): in the input's directory for a stored input, else in
+    // a directory of this verification's own.
     let own_captures = exec.input_files.is_none().then(|| std::env::temp_dir().join(format!("irs-verify-{}-files", std::process::id())));
     let mut exec = exec;
     if let Some(d) = &own_captures {

@@ -1,6 +1,7 @@
-//! Reading a `cc` command line (DESIGN §2, issue 2): which arguments are sources, which are link
+//! Reading a `cc` command line (DESIGN §2 and §5): which arguments are sources, which are link
 //! inputs, which flags belong to compiling, to linking, or to both, and what irs itself takes
-//! (`--site-report FILE`). Unknown flags are passed on to clang unchanged.
+//! (`--site-report FILE`). Unknown flags are passed on to clang unchanged: this module never drops
+//! or rewrites an argument it does not know.
 
 use std::path::PathBuf;
 

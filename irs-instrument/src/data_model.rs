@@ -1,12 +1,12 @@
-//! A program preprocessed for another data model than this machine's (issue 18, the SV-COMP
-//! table): a `.i` file holds the C library's opaque pthread types as they were where it was
-//! preprocessed, and SV-COMP's are ILP32 (`pthread_mutex_t` 24 bytes, `pthread_attr_t` 36).
-//! Built here (LP64) such an object is smaller than this machine's C library's, and its init
-//! functions (`pthread_mutex_init` writes 40 bytes, `pthread_attr_init` 56) write past it, into
-//! whatever lies next to it: the program verified would be one that corrupts its own memory, and
-//! a verdict about it says nothing about the program as written. So `irs cc` refuses it, by name.
-//! Only the writes that cover the whole object are checked (an init): the lock and unlock of a
-//! mutex initialised statically touch its first words only, inside either layout.
+//! A program preprocessed for another data model than this machine's (the SV-COMP table, DESIGN
+//! §5): a `.i` file holds the C library's opaque pthread types as they were where it was
+//! preprocessed, and SV-COMP's are ILP32 (`pthread_mutex_t` 24 bytes, `pthread_attr_t` 36). Built
+//! here (LP64) such an object is smaller than this machine's C library's, and its init functions
+//! (`pthread_mutex_init` writes 40 bytes, `pthread_attr_init` 56) write past it, into whatever lies
+//! next to it: the program verified would be one that corrupts its own memory, and a verdict about
+//! it says nothing about the program as written. So `irs cc` refuses it, by name. Only the writes
+//! that cover the whole object are checked (an init): the lock and unlock of a mutex initialised
+//! statically touch its first words only, inside either layout.
 
 use inkwell::module::Module;
 use inkwell::targets::TargetData;

@@ -14,15 +14,15 @@ pub struct RoutedCall {
 
 impl RoutedCall {
     /// Must the plain body of a function (what a thread with nothing to record or enforce runs)
-    /// route this call too? Thread creation must: the runtime gives every thread its logical id
-    /// and sets its flag. Exit too, so that the runtime always learns that a thread ended.
-    /// Mutex operations and joins of such a thread need nothing from the runtime.
-    /// A file opened for reading is checked against the verified input in every thread, also
-    /// in one that runs free (issue 19). Condition variables, semaphores, rwlocks, barriers and
-    /// `pthread_once` are the runtime's own in every thread, so that a free thread and a
-    /// constrained one use one implementation of an object (issue 20). A signal handler is
-    /// installed behind the runtime's trampoline by whichever thread installs it: it may
-    /// interrupt a constrained one.
+    /// route this call too? Thread creation must: the runtime gives every thread its logical id and
+    /// sets its flag. Exit too, so that the runtime always learns that a thread ended. Mutex
+    /// operations and joins of such a thread need nothing from the runtime. A file opened for
+    /// reading is checked against the verified input in every thread, also in one that runs free
+    /// (DESIGN §4 "Inputs"). Condition variables, semaphores, rwlocks, barriers and `pthread_once`
+    /// are the runtime's own in every thread, so that a free thread and a constrained one use one
+    /// implementation of an object (`shared_proto::sync_object`). A signal handler is installed
+    /// behind the runtime's trampoline by whichever thread installs it: it may interrupt a
+    /// constrained one.
     pub fn needed_when_free(&self) -> bool {
         matches!(self.kind, SiteKind::Create | SiteKind::ThreadExit | SiteKind::InputOpen | SiteKind::InputRead | SiteKind::Sync | SiteKind::SignalHandler)
     }
@@ -69,9 +69,9 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "pthread_key_delete", wrapper: "__irs_pthread_key_delete", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_getspecific", wrapper: "__irs_pthread_getspecific", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_setspecific", wrapper: "__irs_pthread_setspecific", kind: SiteKind::ThreadQuery },
-    // A file opened for reading is part of the input (issue 19): served from the verification's
-    // capture in EXPLORE, compared with it in ENFORCE. `open` and `openat` are variadic: their
-    // wrappers take the mode as a fixed argument (0 when the call has none).
+    // A file opened for reading is part of the input (DESIGN §4 "Inputs"): served from the
+    // verification's capture in EXPLORE, compared with it in ENFORCE. `open` and `openat` are
+    // variadic: their wrappers take the mode as a fixed argument (0 when the call has none).
     RoutedCall { name: "open", wrapper: "__irs_open", kind: SiteKind::InputOpen },
     RoutedCall { name: "open64", wrapper: "__irs_open", kind: SiteKind::InputOpen },
     RoutedCall { name: "openat", wrapper: "__irs_openat", kind: SiteKind::InputOpen },
@@ -86,7 +86,7 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     // The environment variables a program reads are part of its input (`shared_proto::input_env`).
     RoutedCall { name: "getenv", wrapper: "__irs_getenv", kind: SiteKind::InputRead },
     RoutedCall { name: "secure_getenv", wrapper: "__irs_secure_getenv", kind: SiteKind::InputRead },
-    // Mutex variants and spin locks are mutex operations (issue 20).
+    // Mutex variants and spin locks are mutex operations (DESIGN §3).
     RoutedCall { name: "pthread_mutex_timedlock", wrapper: "__irs_pthread_mutex_timedlock", kind: SiteKind::TryLock },
     RoutedCall { name: "pthread_mutex_clocklock", wrapper: "__irs_pthread_mutex_clocklock", kind: SiteKind::TryLock },
     RoutedCall { name: "pthread_spin_lock", wrapper: "__irs_pthread_spin_lock", kind: SiteKind::Lock },
@@ -211,10 +211,10 @@ fn creates_a_process(name: &str) -> bool {
     NAMES.contains(&name)
 }
 
-/// Calls through which a program reads bytes from outside that irs cannot capture as part of
-/// the input (issue 19: sockets, pipes, other processes): verifying a program that reads them
-/// would explore bytes that differ from run to run, so they are unsupported like the calls
-/// above. Files opened by name are part of the input (routed, see `ROUTED_CALLS`).
+/// Calls through which a program reads bytes from outside that irs cannot capture as part of the
+/// input (DESIGN §4 "Inputs": sockets, pipes, other processes): verifying a program that reads them
+/// would explore bytes that differ from run to run, so they are unsupported like the calls above.
+/// Files opened by name are part of the input (routed, see `ROUTED_CALLS`).
 fn reads_from_outside(name: &str) -> bool {
     const NAMES: &[&str] = &["socket", "socketpair", "accept", "accept4", "recv", "recvfrom", "recvmsg", "pipe", "pipe2", "mkfifo", "popen"];
     NAMES.contains(&name)

@@ -1,5 +1,5 @@
-//! Loops that may spin (issue 20, "spin-waits end"): which loops the runtime may watch for an
-//! iteration that repeats the previous one exactly.
+//! Loops that may spin (DESIGN §5, instrumentation; spin-waits must end): which loops the runtime
+//! may watch for an iteration that repeats the previous one exactly.
 //!
 //! A loop is a *spin candidate* when nothing an iteration does can change the thread's state
 //! except what the runtime sees: every store in it is an instrumented access (shared memory;

@@ -1,5 +1,5 @@
-//! The SV-COMP interface as the pass sees it (issue 18): which calls of `__VERIFIER_*`
-//! functions go to the runtime (`irs-runtime/src/sv_comp.rs`), and how.
+//! The SV-COMP interface as the pass sees it (DESIGN §5): which calls of `__VERIFIER_*` functions
+//! go to the runtime (`irs-runtime/src/sv_comp.rs`), and how.
 //!
 //! `__VERIFIER_assume`, `__VERIFIER_atomic_begin`/`_end` and `__VERIFIER_nondet_*` mean what
 //! SV-COMP says whatever body a program gives them (tasks define stubs for plain builds), so

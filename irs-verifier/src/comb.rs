@@ -32,9 +32,8 @@
 //! others in the thread's tree, all enabled where one is. So the spike of such an event holds
 //! its siblings of its own thread that are nondet calls too.
 
-use crate::configuration::Configuration;
 use crate::object_table::{ObjClass, ObjectTable};
-use crate::unfolding::{Child, EventIdx, Unfolding};
+use crate::unfolding::{Child, Configuration, EventIdx, Unfolding};
 use shared_proto::EventKind;
 
 /// The comb's spikes, kept from one search to the next: a search runs at every node the

@@ -1,8 +1,8 @@
-//! The executor (DESIGN §7, issue 3): starts an instrumented program as a fork server (EXPLORE
-//! mode) and runs controlled executions on it: `run(schedule) -> Execution`. One server serves
-//! any number of runs and survives any child's crash; dropping the executor ends the server, and
-//! the server and its children die with the executor however it ends (parent-death signal), so
-//! no process is left behind. The shared buffer is a memfd: no file in /dev/shm to leak.
+//! The executor (DESIGN §7): starts an instrumented program as a fork server (EXPLORE mode) and
+//! runs controlled executions on it: `run(schedule) -> Execution`. One server serves any number
+//! of runs and survives any child's crash; dropping the executor ends the server, and the server
+//! and its children die with the executor however it ends (parent-death signal), so no process
+//! is left behind. The shared buffer is a memfd: no file in /dev/shm to leak.
 
 use shared_proto::explore_buffer::{self, Capacity};
 use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, RequestKind, Response};
@@ -61,11 +61,11 @@ pub struct Options {
     /// Let watched loops iterate this many times without change before discarding the
     /// execution, instead of halting the spinning thread (`irs verify --spin-bound`).
     pub spin_bound: Option<u32>,
-    /// The whole environment every execution sees (the input's, issue 19); `None`: this
+    /// The whole environment every execution sees (the input's, DESIGN §4 "Inputs"); `None`: this
     /// process's. The executor's own `IRS_*` variables are added either way.
     pub env: Option<Vec<(String, String)>>,
     /// Where the files the program opens for reading are captured and read from
-    /// (`shared_proto::input_files`; issue 19); `None`: the disk, as it is at each open.
+    /// (`shared_proto::input_files`); `None`: the disk, as it is at each open.
     pub input_files: Option<PathBuf>,
     /// The working directory of every execution (the input's); `None`: this process's.
     pub cwd: Option<PathBuf>,

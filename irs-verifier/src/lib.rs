@@ -1,21 +1,32 @@
 //! The IRS verifier (DESIGN §7–§8): the executor that drives an instrumented program's fork
 //! server through controlled executions, schedules as files, and the k-partial QPOR
 //! exploration (papers 000 and 002) over the program's unfolding.
+//!
+//! - `executor`, `schedule`, `sandbox_dir`: controlled executions of the program (DESIGN §7);
+//! - `qpor`: the exploration, Alg. 1 of 000 §3 with k-partial alternatives (§5), one file per
+//!   concept of the algorithm;
+//! - `unfolding`: the events found so far, `U`, with their trees, frontiers, causality and
+//!   conflict (000 §2–3, §5.1–5.2), and the configuration `C`;
+//! - `comb`, `cex`: the comb that finds alternatives (000 §5) and conflicting extensions
+//!   (§5.3);
+//! - `object_table`, `thread_names`, `race_free_words`: what events are about (objects, stable
+//!   thread names, words explored without a tree);
+//! - `memory_limit`: the verifier's own memory limit.
+//!
+//! Only `executor`, `schedule`, `qpor` and `memory_limit` are the crate's interface; the rest is
+//! the exploration's own and never used from outside.
 
-pub mod cex;
-pub mod comb;
-pub mod configuration;
+pub(crate) mod cex;
+pub(crate) mod comb;
 pub mod executor;
-pub mod frontier;
 pub mod memory_limit;
-pub mod object_table;
+pub(crate) mod object_table;
 pub mod qpor;
-pub mod race_free_words;
+pub(crate) mod race_free_words;
 mod sandbox_dir;
 pub mod schedule;
-pub mod sibling_marks;
-pub mod thread_names;
-pub mod unfolding;
+pub(crate) mod thread_names;
+pub(crate) mod unfolding;
 
 /// The fast hasher, shared with the runtime (`shared_proto::fx_hash`).
 pub use shared_proto::fx_hash;

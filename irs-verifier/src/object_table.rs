@@ -92,14 +92,6 @@ impl ObjectTable {
     pub fn key(&self, o: ObjIdx) -> ObjectKey {
         self.keys[o.0 as usize]
     }
-
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
 }
 
 impl ObjectTable {

@@ -96,6 +96,7 @@ impl RaceFreeWords {
     /// race-free so far, and the access is not atomic (an atomic access synchronises by the
     /// word itself, so its word is racy from the first).
     /// `at` says where the access is, for the report, should an atomic one make its word racy.
+    #[cfg(test)]
     pub fn elide(&mut self, word: ObjectKey, kind: EventKind, at: impl FnOnce() -> String) -> bool {
         self.classify(word, kind, false, at) == WordUse::Elided
     }

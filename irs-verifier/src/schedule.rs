@@ -1,7 +1,9 @@
-//! Schedules as people and files write them (issue 3): logical thread ids separated by commas,
-//! spaces or newlines; `T3` and `3` mean the same; `#` starts a comment. A step at which the
-//! thread calls `__VERIFIER_nondet_*` may say which value it takes: `T3:1` (an index into the
-//! explored values; `T3` is `T3:0`).
+//! Schedules as people and files write them (DESIGN §7: an execution is a function of its
+//! schedule): logical thread ids separated by commas, spaces or newlines; `T3` and `3` mean the
+//! same; `#` starts a comment. A step at which the thread calls `__VERIFIER_nondet_*` may say which
+//! value it takes: `T3:1` (an index into the explored values; `T3` is `T3:0`). Parsing and
+//! formatting only: `format` then `parse` gives the schedule back, and a schedule is never checked
+//! against a program here.
 
 use shared_proto::ThreadId;
 

@@ -21,10 +21,6 @@ impl ThreadNames {
         let next = StableThread(self.by_path.len() as u32);
         *self.by_path.entry((parent, nth_child)).or_insert(next)
     }
-
-    pub fn count(&self) -> usize {
-        self.by_path.len()
-    }
 }
 
 /// One execution's thread ids, as stable names.
@@ -34,12 +30,6 @@ pub struct RunThreads {
 }
 
 impl RunThreads {
-    pub fn new(names: &mut ThreadNames, threads: &[ThreadInfo]) -> RunThreads {
-        let mut run = RunThreads::default();
-        run.update(names, threads);
-        run
-    }
-
     /// Name the threads of `threads` (the run's table so far, in creation order: a parent
     /// before its children, as the buffer guarantees) not named yet.
     pub fn update(&mut self, names: &mut ThreadNames, threads: &[ThreadInfo]) {

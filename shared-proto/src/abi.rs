@@ -12,7 +12,7 @@ pub const CB_BEFORE: &str = "__irs_before";
 pub const CB_AFTER: &str = "__irs_after";
 /// `void __irs_on_violation(u64 site, u32 kind, char *assertion, char *file, u32 line, char *function)`.
 pub const CB_VIOLATION: &str = "__irs_on_violation";
-/// At the top of a spin candidate's header (issue 20; the pass's `spin_loops`).
+/// At the top of a spin candidate's header (the pass's `spin_loops`).
 pub const LOOP_HEAD: &str = "__irs_loop_head";
 /// On an edge into a spin candidate's header from outside the loop.
 pub const LOOP_ENTER: &str = "__irs_loop_enter";

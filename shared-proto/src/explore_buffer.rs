@@ -1,4 +1,4 @@
-//! The shared-memory buffer an EXPLORE child writes its execution into (DESIGN §7, issue 3).
+//! The shared-memory buffer an EXPLORE child writes its execution into (DESIGN §7).
 //!
 //! The executor creates it (a memfd) and the fork server's children inherit it. A child writes
 //! fixed-size little-endian records as things happen, so nothing is lost when it crashes, and

@@ -1,6 +1,5 @@
-//! The files an input's verification read (DESIGN §4 "Inputs"; issue 19): a directory of
-//! captures, one entry per file path the program opened for reading, shared by the three sides
-//! that use it:
+//! The files an input's verification read (DESIGN §4 "Inputs"): a directory of captures, one entry
+//! per file path the program opened for reading, shared by the three sides that use it:
 //! - the verifier's runs (EXPLORE) read every such file from its capture, taken at the first
 //!   open, so that every execution explores the same bytes, and add an entry for each path they
 //!   open first;

@@ -35,17 +35,17 @@ pub enum SiteKind {
     Nondet,
     /// A call of a function EXPLORE does not model (condition variables, semaphores, ...).
     Unsupported,
-    /// `open`, `openat`, `fopen`, `freopen`: a file opened for reading is part of the input
-    /// (issue 19; `shared_proto::input_files`).
+    /// `open`, `openat`, `fopen`, `freopen`: a file opened for reading is part of the input (DESIGN
+    /// §4 "Inputs"; `shared_proto::input_files`).
     InputOpen,
     /// `getenv`, `secure_getenv`, a use of `environ`: the environment variables read are part
     /// of the input (`shared_proto::input_env`).
     InputRead,
     /// Condition variables, semaphores, rwlocks, barriers, `pthread_once`: built by the runtime
-    /// from locks and choices (issue 20; `shared_proto::sync_object`).
+    /// from locks and choices (`shared_proto::sync_object`).
     Sync,
-    /// The header of a loop the runtime watches for an iteration that only reads (issue 20:
-    /// spin-waits).
+    /// The header of a loop the runtime watches for an iteration that only reads (a spin-wait, see
+    /// the pass's `spin_loops`).
     SpinLoop,
     /// `signal`, `sigaction`: the runtime installs the program's handlers behind a trampoline
     /// that runs them outside the event model (`irs-runtime/src/signals.rs`).

@@ -1,5 +1,6 @@
 //! The objects irs builds condition variables, semaphores, barriers, rwlocks and `pthread_once`
-//! from (issue 20; DESIGN §3 "Objects and dependence").
+//! from (DESIGN §3 "Objects and dependence"): their names and tags, shared by the runtime that
+//! builds them and the tools that show them. Names only: nothing here locks or waits.
 //!
 //! irs models these primitives as small algorithms over the two things its exploration already
 //! treats exactly: mutexes (lock, unlock, trylock) and choices (`EventKind::Nondet`). A

@@ -160,7 +160,7 @@ impl Trace {
                 _ => "-".to_string(),
             }),
             ObjectRef::Mutex { addr, .. } => match crate::sync_object::decode(*addr) {
-                // An internal object of a condition variable, semaphore, ... (issue 20).
+                // An internal object of a condition variable, semaphore, ... (see `sync_object`).
                 Some((base, tag)) => format!("{}.{}", symbolizer.name(base).unwrap_or_else(|| format!("{base:#x}")), crate::sync_object::label(tag)),
                 None => symbolizer.name(*addr).unwrap_or_else(|| "-".to_string()),
             },

@@ -1,5 +1,5 @@
-//! The IRS service (DESIGN §1, §4 and §8 "Publishing"; issues 6 and 19): what keeps a program
-//! running under verified prefixes while its verification goes on in the background.
+//! The IRS service (DESIGN §1, §4 "Inputs" and §8 "Publishing"): what keeps a program running under
+//! verified prefixes while its verification goes on in the background.
 //!
 //! - [`input`]: what a verification covers (arguments, environment, working directory, standard
 //!   input, files) and its key;

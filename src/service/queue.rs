@@ -1,7 +1,7 @@
-//! Inputs waiting for verification (issue 19): every run on an input no verification covers
-//! queues it; one worker per program (`worker`) verifies queued inputs one after another, oldest
-//! first. An entry is a file `<root>/<program>/queue/<time>-<key>`, so the queue survives the
-//! processes that fill and empty it.
+//! Inputs waiting for verification (DESIGN §4 "Inputs"): every run on an input no verification
+//! covers queues it; one worker per program (`worker`) verifies queued inputs one after another,
+//! oldest first. An entry is a file `<root>/<program>/queue/<time>-<key>`, so the queue survives
+//! the processes that fill and empty it.
 
 use super::input::InputKey;
 use super::store::{ProgramStore, StoreError};

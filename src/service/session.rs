@@ -1,5 +1,5 @@
-//! `irs run` under IRS (DESIGN §1, §4; issues 6 and 19): find what verification covers this
-//! run's input, queue the input for verification when none does, wait for its first prefix (or
+//! `irs run` under IRS (DESIGN §1, §4 "Inputs" and "Publishing"): find what verification covers
+//! this run's input, queue the input for verification when none does, wait for its first prefix (or
 //! react at once, `--no-wait`), and run the program under the latest prefix of *its* input.
 //!
 //! What each run is:

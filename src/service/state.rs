@@ -1,7 +1,7 @@
-//! What a background verifier says about itself (DESIGN §4 "Publishing"; issues 6 and 19): one
-//! state file per input, JSON, replaced atomically, kept up to date by `irs verify
-//! --status-file`. A state that says `running` whose process is gone is *stale*: the last
-//! published prefix stays in force (it is safe) and the input goes back to the queue.
+//! What a background verifier says about itself (DESIGN §4 "Publishing" and "Inputs"): one state
+//! file per input, JSON, replaced atomically, kept up to date by `irs verify --status-file`. A
+//! state that says `running` whose process is gone is *stale*: the last published prefix stays in
+//! force (it is safe) and the input goes back to the queue.
 
 use super::store::{self, InputStore};
 use serde::{Deserialize, Serialize};

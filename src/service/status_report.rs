@@ -1,7 +1,7 @@
-//! `irs status` (issues 6 and 19): every input of a program seen so far with its verifier's
-//! state, verdict and the constraints in force, the queue, the background worker, and which
-//! input is the command's own (its arguments, environment and standard input, taken as `irs
-//! run` takes them).
+//! `irs status` (DESIGN §4 "Publishing" and "Inputs"): every input of a program seen so far with
+//! its verifier's state, verdict and the constraints in force, the queue, the background worker,
+//! and which input is the command's own (its arguments, environment and standard input, taken as
+//! `irs run` takes them).
 
 use super::input::{self, EnvSelection, Input, InputKey, StdinCapture};
 use super::store::ProgramStore;

@@ -1,8 +1,8 @@
-//! Where each input's verification lives (issue 19): one directory per program and input,
+//! Where each input's verification lives (DESIGN §4 "Inputs"): one directory per program and input,
 //! `<root>/<program id>/<input key>/`, holding the input (`input.json`, `stdin`), the verifier's
-//! state (`state.json`), its log (`verifier.log`) and the schedules of the bugs it found
-//! (`bugs/`); the input's prefix is the shared-memory segment `/dev/shm/irs-<id>-<key>`, which
-//! running programs map. The root is `$IRS_STORE`, else `$TMPDIR/irs-<uid>` (mode 0700).
+//! state (`state.json`), its log (`verifier.log`) and the schedules of the bugs it found (`bugs/`);
+//! the input's prefix is the shared-memory segment `/dev/shm/irs-<id>-<key>`, which running
+//! programs map. The root is `$IRS_STORE`, else `$TMPDIR/irs-<uid>` (mode 0700).
 
 use super::input::{Input, InputKey};
 use shared_proto::ProgramId;

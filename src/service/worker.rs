@@ -1,8 +1,8 @@
-//! The background verifier of a program (DESIGN §1, §4; issues 6 and 19): `irs worker`, one
-//! per program at a time (it holds an exclusive `flock` on the program's `worker.lock` for its
-//! life), takes the oldest queued input, verifies it with `irs verify --input KEY --publish`
-//! (the input's arguments, environment and standard input; prefixes published to the input's
-//! segment as they are proven safe), and goes on until the queue is empty.
+//! The background verifier of a program (DESIGN §1, §4 "Publishing" and "Inputs"): `irs worker`,
+//! one per program at a time (it holds an exclusive `flock` on the program's `worker.lock` for its
+//! life), takes the oldest queued input, verifies it with `irs verify --input KEY --publish` (the
+//! input's arguments, environment and standard input; prefixes published to the input's segment as
+//! they are proven safe), and goes on until the queue is empty.
 //!
 //! Nothing is lost between a worker that finds the queue empty and a run that queues an input
 //! at that moment: the worker lets go of the lock and then looks at the queue once more, while a

@@ -4,7 +4,8 @@
 //! happen again came from something outside irs's control (or from irs itself), and is
 //! reported as that, an error naming it, never as a bug of the program.
 
-use super::{bug_key, VerifyError, Verifier};
+use super::report::bug_key;
+use super::{VerifyError, Verifier};
 
 impl Verifier<'_> {
     /// Run every bug's schedule again; an error for the first that does not end the same way.

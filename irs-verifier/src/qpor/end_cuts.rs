@@ -5,7 +5,9 @@
 //! killed thread's steps that are no events (accesses to race-free words) make their words racy:
 //! the end is unordered with them, and only an event can be moved past a kill.
 
-use super::{as_event, site_text, RunSteps, Verifier, VerifyError};
+use super::events_at_c::as_event;
+use super::run_steps::RunSteps;
+use super::{site_text, Verifier, VerifyError};
 use crate::cex;
 use crate::object_table::{ObjClass, ObjIdx};
 use crate::thread_names::RunThreads;

@@ -18,9 +18,9 @@ impl Verifier<'_> {
             self.event_at_c(av, EventKind::Nondet, gap);
         }
         let info = a.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
-        // A choice the runtime makes itself (which waiter a `pthread_cond_signal` wakes, issue
-        // 20) ranges over every possibility: no bound. Any other, or one of unknown site, is
-        // the values a `__VERIFIER_nondet_*` call was given.
+        // A choice the runtime makes itself (which waiter a `pthread_cond_signal` wakes, see
+        // `shared_proto::sync_object`) ranges over every possibility: no bound. Any other, or one
+        // of unknown site, is the values a `__VERIFIER_nondet_*` call was given.
         if info.is_some_and(|(_, i)| i.kind == shared_proto::SiteKind::Sync) {
             return;
         }

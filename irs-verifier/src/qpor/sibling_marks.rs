@@ -1,4 +1,6 @@
-//! What pruning `U` found at one node of the exploration's path, kept for the next prune.
+//! What pruning `U` (Alg. 1 line 13, 000 §3) found at one node of the exploration's path, kept
+//! for the next prune. A cache only: it never decides what a prune keeps beyond what a fresh
+//! search of the node's siblings would.
 //!
 //! `U` is pruned to the events the comb can still use (see `Verifier::maybe_prune`): the path's
 //! events and sleep sets (the node's *anchors*), their siblings in the memory and mutex trees
@@ -16,11 +18,10 @@
 //! anyway), so that a prune marks them without walking up from every sibling again; only the
 //! histories of the siblings new since the last prune are walked.
 
-use crate::configuration::Configuration;
 use crate::fx_hash::FxHashSet;
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::thread_names::StableThread;
-use crate::unfolding::{EventIdx, Unfolding};
+use crate::unfolding::{Configuration, EventIdx, Unfolding};
 
 pub struct SiblingMarks {
     /// The child lists of the anchors' predecessors on their memory and mutex objects: the

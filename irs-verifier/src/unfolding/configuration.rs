@@ -6,7 +6,7 @@
 //! them rejected by that alone.
 
 use crate::object_table::ObjIdx;
-use crate::unfolding::{EventIdx, Unfolding};
+use super::{EventIdx, Unfolding};
 
 #[derive(Default)]
 pub struct Configuration {
@@ -62,18 +62,6 @@ impl Configuration {
         }
         self.member[e.0 as usize / 64] &= !(1 << (e.0 % 64));
         Some(e)
-    }
-
-    pub fn events(&self) -> &[EventIdx] {
-        &self.events
-    }
-
-    pub fn len(&self) -> usize {
-        self.events.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
     }
 
     /// `x ∈ C`.

@@ -1,0 +1,129 @@
+//! A run's operations as the unfolding sees them (000 §3, Alg. 1 line 4): the action of a step
+//! (its thread, site, kind and objects, with race-free words elided), its predecessors at `C`
+//! and the event it is there, made if `U` lacks it. Lookup and creation only: nothing here
+//! changes `C` or the path.
+
+use super::{site_text, Verifier};
+use crate::cex;
+use crate::object_table::{ObjClass, ObjIdx};
+use crate::race_free_words::WordUse;
+use crate::thread_names::RunThreads;
+use crate::unfolding::{action_kind, ActionIdx, EventIdx};
+use shared_proto::dependence::objects_of;
+use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
+
+/// A pending operation as the event it would be (its `k` does not matter here).
+pub(super) fn as_event(op: &PendingOp) -> Event {
+    Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object }
+}
+
+impl Verifier<'_> {
+    /// The action of thread `tid` performing `events` (one operation), and the thread's own
+    /// object.
+    pub(super) fn action_for(&mut self, threads: &RunThreads, tid: ThreadId, site: Option<shared_proto::SiteId>, kind: EventKind, events: &[Event]) -> (ActionIdx, ObjIdx) {
+        let me = threads.stable(tid);
+        // Most operations are one event on one object: then the action is a function of the
+        // thread, the site, the kind and that object, looked up at once.
+        let single = match events {
+            [e] if kind != EventKind::Create => {
+                let mut keys = objects_of(e);
+                match (keys.next(), keys.next()) {
+                    (Some(k), None) => Some((me, site, action_kind(kind), crate::object_table::stable(k, threads))),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(hit) = single.and_then(|k| self.action_cache.get(&k)) {
+            return *hit;
+        }
+        let own = self.objects.thread(me);
+        let mut objs = std::mem::take(&mut self.objs_buf);
+        let mut elided = std::mem::take(&mut self.elided_buf);
+        objs.clear();
+        elided.clear();
+        objs.push(own);
+        // An atomic block is one event of its thread and the blocks' object: its accesses'
+        // words are never its objects (see `race_free_words`).
+        let in_block = kind == EventKind::Atomic;
+        let mut choice = 0;
+        if kind == EventKind::Create {
+            // The child is "the n-th thread `me` creates": runtime ids depend on what other
+            // threads created first, and a pending create's id may not be the final one.
+            let nth = self.path.iter().filter_map(|n| n.event).filter(|&e| self.u.event_kind(e) == EventKind::Create && self.u.thread(e) == me).count();
+            let child = self.names.intern(Some(me), nth as u32);
+            objs.push(self.objects.thread(child));
+        } else {
+            for e in events {
+                if let (EventKind::Nondet, ObjectRef::Choice { value, .. }) = (e.kind, e.object) {
+                    choice = value;
+                }
+                for k in objects_of(e) {
+                    let o = self.objects.of_run(k, threads);
+                    if self.objects.class(o) != ObjClass::Memory {
+                        objs.push(o);
+                        continue;
+                    }
+                    match self.words.classify(self.objects.key(o), e.kind, in_block, || site_text(self.ex, e.site)) {
+                        WordUse::Elided => elided.push(o),
+                        WordUse::Object => objs.push(o),
+                        WordUse::Guarded => objs.push(self.objects.atomic()),
+                    }
+                }
+            }
+        }
+        objs.sort_unstable();
+        objs.dedup();
+        elided.sort_unstable();
+        elided.dedup();
+        // A word both elided and not (a memcpy whose two halves are a plain and an atomic
+        // access) is an object; the restart this asks for follows.
+        elided.retain(|o| objs.binary_search(o).is_err());
+        if in_block {
+            // The block's race-free words are checked (`record_accesses`), but what the block
+            // accesses depends on what it reads, and a block moved before another reads other
+            // values: they are not part of what the action is.
+            self.block_words.clear();
+            self.block_words.extend_from_slice(&elided);
+            elided.clear();
+        }
+        let a = self.u.intern_action(me, own, site, action_kind(kind), &objs, &elided, choice);
+        self.objs_buf = objs;
+        self.elided_buf = elided;
+        if let Some(k) = single {
+            self.action_cache.insert(k, (a, own));
+        }
+        (a, own)
+    }
+
+    /// The action's predecessors at `C` (into `preds_buf`), and its kind there (a trylock fails
+    /// where the mutex is held).
+    pub(super) fn at_c(&mut self, a: ActionIdx, kind: EventKind) -> EventKind {
+        self.preds_buf.clear();
+        for &o in self.u.actions(a).objects.iter() {
+            self.preds_buf.push(self.c.last(o));
+        }
+        match kind {
+            EventKind::TryLock | EventKind::TryLockFail => {
+                let m = self.u.actions(a).objects.iter().copied().find(|&o| self.objects.class(o) == crate::object_table::ObjClass::Mutex);
+                match m {
+                    Some(m) if !cex::mutex_free_after(&self.u, m, self.c.last(m)) => EventKind::TryLockFail,
+                    _ => EventKind::TryLock,
+                }
+            }
+            k => k,
+        }
+    }
+
+    /// The event of action `a` at `C` (whether it is new), created with `gap` if it is.
+    pub(super) fn event_at_c(&mut self, a: ActionIdx, kind: EventKind, gap: u32) -> (EventIdx, bool) {
+        let kind = self.at_c(a, kind);
+        self.u.event(a, &self.preds_buf, kind, gap)
+    }
+
+    /// Whether a step of action `a` is no event: an access to race-free words only.
+    pub(super) fn no_event(&self, a: ActionIdx) -> bool {
+        let a = self.u.actions(a);
+        a.objects.len() == 1 && !a.elided.is_empty()
+    }
+}

@@ -1,0 +1,159 @@
+//! The loop of Alg. 1 (000 §3) over runs: the first run is the leftmost branch; each leaf
+//! (a maximal configuration, an SSB, a redirection to another enabled event, a schedule too long
+//! to run) is counted and recorded, then the search backtracks to the next alternative and runs
+//! it, until none is left or a limit stops it. It also starts the exploration over when a word
+//! taken as race-free raced. It never decides what an alternative is (`alternatives`) nor
+//! walks a run itself (`walk`).
+
+use super::alternatives::Branch;
+use super::report::{Hooks, Report};
+use super::walk::{Leaf, Walk};
+use super::{divergence, Verifier, VerifyError};
+use crate::cex;
+use crate::comb;
+use crate::executor::Execution;
+use crate::memory_limit::Size;
+use crate::unfolding::{Configuration, Unfolding};
+use shared_proto::explore_protocol::MAX_SCHEDULE;
+use shared_proto::Outcome;
+use std::time::{Duration, Instant};
+
+impl Verifier<'_> {
+    /// The whole exploration, telling `hooks` as it goes.
+    pub fn explore(mut self, hooks: &mut dyn Hooks) -> Result<Report, VerifyError> {
+        self.started = Instant::now();
+        let anchor = self.opts.first_schedule.clone().unwrap_or_default();
+        let first = self.run(&anchor)?;
+        // The same schedule must give the same run: check once, up front.
+        let again = self.run(&anchor)?;
+        if let Some(how) = divergence::first_difference(&first.trace, &again.trace) {
+            return Err(VerifyError::Nondeterministic(format!("two runs of the default schedule differ: {how}")));
+        }
+        hooks.first(&first);
+        let mut first = Some(first);
+        loop {
+            let x = match first.take() {
+                Some(x) => x,
+                None => self.run(&anchor)?,
+            };
+            match self.explore_from(x, hooks) {
+                Err(VerifyError::Restart(why)) => self.start_over(&why, hooks)?,
+                Err(e) => return Err(e),
+                Ok(stopped) => {
+                    self.confirm_bugs()?;
+                    self.refresh_stats();
+                    hooks.progress(&self.stats);
+                    let races = self.words.found().to_vec();
+                    let bounds = self.bounds();
+                    return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races, bounds });
+                }
+            }
+        }
+    }
+
+    /// Forget the exploration so far (a word taken as race-free raced; `self.words` knows it
+    /// now) and keep its times.
+    fn start_over(&mut self, why: &str, hooks: &mut dyn Hooks) -> Result<(), VerifyError> {
+        self.release_snapshots_off(&[])?; // all of them
+        self.words.restarted();
+        if !self.bugs.is_empty() || !self.nonterminating.is_empty() {
+            // What was found stays found: nothing more is told safe.
+            self.told_safe = Some(0);
+        }
+        self.u = Unfolding::new(self.opts.skip_step);
+        self.c = Configuration::default();
+        self.path.clear();
+        self.accesses.clear();
+        self.access_undo.clear();
+        self.since.clear();
+        self.bugs.clear();
+        self.nonterminating.clear();
+        self.last_prune_live = 0;
+        self.extensions = cex::Extensions::default();
+        self.comb = comb::Comb::default();
+        self.action_cache.clear();
+        let s = &mut self.stats;
+        (s.executions, s.ssb, s.traces, s.discarded) = (0, 0, 0, 0);
+        hooks.restarted(why);
+        Ok(())
+    }
+
+    /// Explore from the first run: why it stopped early, if it did.
+    fn explore_from(&mut self, first: Execution, hooks: &mut dyn Hooks) -> Result<Option<String>, VerifyError> {
+        let mut leftmost: Option<usize> = None;
+        let mut leaf = self.walk_to_end(Walk::at(0, Vec::new(), Vec::new()), &first)?;
+        let mut exec = first;
+        let mut last_progress = Instant::now();
+        let stopped = loop {
+            match leaf {
+                Leaf::Redirect { schedule, .. } if schedule.len() >= MAX_SCHEDULE => {
+                    leaf = Leaf::TooLong { schedule };
+                    continue;
+                }
+                Leaf::Redirect { schedule, from, sleep } => {
+                    let (x, l) = self.run_walking(&schedule, Walk::at(from, sleep, Vec::new()))?;
+                    self.ex.recycle(std::mem::replace(&mut exec, x));
+                    leaf = l;
+                    continue;
+                }
+                Leaf::TooLong { schedule } => {
+                    let events = shared_proto::explore_buffer::Capacity::DEFAULT.events;
+                    self.record_schedule(schedule, Outcome::EventLimit { events });
+                }
+                Leaf::Blocked => {
+                    self.stats.executions += 1;
+                    self.stats.ssb += 1;
+                }
+                Leaf::Maximal => {
+                    self.stats.executions += 1;
+                    self.stats.traces += 1;
+                    let outcome = exec.outcome().clone();
+                    if outcome == Outcome::Discarded {
+                        self.stats.discarded += 1;
+                    }
+                    hooks.trace(&exec.schedule(), &outcome);
+                    for more in exec.more_bugs.clone() {
+                        self.record(&exec, more);
+                    }
+                    self.record(&exec, outcome);
+                }
+            }
+            // The first leaf ends the leftmost branch: its nodes return from here on.
+            leftmost.get_or_insert(self.path.len());
+            if last_progress.elapsed() > Duration::from_millis(100) {
+                self.refresh_stats();
+                hooks.progress(&self.stats);
+                last_progress = Instant::now();
+            }
+            if self.opts.first_bug && !self.bugs.is_empty() {
+                break Some("stopped at the first bug (--first-bug)".to_string());
+            }
+            if let Some(m) = self.opts.max_executions.filter(|&m| self.stats.executions >= m) {
+                break Some(format!("stopped at the limit of {m} executions"));
+            }
+            if let Some(t) = self.opts.time_limit.filter(|&t| self.started.elapsed() >= t) {
+                break Some(format!("stopped at the time limit of {:.0} s", t.as_secs_f64()));
+            }
+            if let Some(m) = self.memory.as_mut() {
+                if m.reached() {
+                    break Some(format!("stopped at the memory limit of {} after {} executions", Size(m.limit()), self.stats.executions));
+                }
+            }
+            // Backtrack to the deepest node with an alternative.
+            let Some(Branch { sleep: s, alternative: j, runs_below, busy }) = self.backtrack(&mut leftmost, hooks) else { break None };
+            self.maybe_snapshot(busy, runs_below, &exec.step_micros)?;
+            let scheduling = Instant::now();
+            let schedule = self.schedule_through(&j)?;
+            self.stats.backtrack_micros += scheduling.elapsed().as_micros() as u64;
+            if schedule.len() >= MAX_SCHEDULE {
+                leaf = Leaf::TooLong { schedule };
+                continue;
+            }
+            let (x, l) = self.run_walking(&schedule, Walk::at(self.path.len(), s, j))?;
+            self.ex.recycle(std::mem::replace(&mut exec, x));
+            leaf = l;
+        };
+        self.release_snapshots_off(&[])?; // all of them
+        Ok(stopped)
+    }
+}
