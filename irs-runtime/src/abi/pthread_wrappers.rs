@@ -216,6 +216,8 @@ pub unsafe extern "C" fn __irs_pthread_exit(retval: *mut c_void, _site: u64) -> 
 #[no_mangle]
 pub extern "C" fn __irs_sched_yield(_site: u64) -> c_int {
     if explore() {
+        // A hint to the default policy, as a sleep of no time is.
+        scheduler::slept(0);
         return 0;
     }
     if crate::mode::get() == crate::mode::Mode::Enforce {

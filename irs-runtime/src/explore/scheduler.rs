@@ -1287,7 +1287,9 @@ pub fn slept(nanos: u64) {
 }
 
 /// The calling thread's virtual time in ns (see `abi::clock`), then advanced by `then`: 0 when
-/// no execution runs (the fork server itself).
+/// no execution runs (the fork server itself). A thread that reads the clock is most often
+/// waiting for time to pass (a loop that polls until a deadline), which the OS lets other
+/// threads use: the default policy lets the threads that can move go first, as after a sleep.
 pub fn clock_read(then: u64) -> u64 {
     if !active() {
         return 0;
@@ -1296,6 +1298,7 @@ pub fn clock_read(then: u64) -> u64 {
         let t = &mut s.threads[s.current];
         let now = t.clock_ns;
         t.clock_ns = now.saturating_add(then);
+        t.slept = true;
         now
     })
 }
