@@ -114,8 +114,7 @@ struct LogicalThread {
     /// Its children, in creation order (the order the process's end kills threads in).
     kids: Vec<usize>,
     /// Threads whose exit is in this thread's history through joins and creations (a bit per
-    /// thread): the end does not kill them, they are over (see
-    /// [`end_kill_next`](ending::end_kill_next)).
+    /// thread): the end does not kill them, they are over (see `ending::end_kill_next`).
     known_done: u64,
     /// Cut off by the process's end: finished for the scheduler, never joinable.
     killed: bool,
