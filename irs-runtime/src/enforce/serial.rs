@@ -2,9 +2,9 @@
 //! is not verified yet and the user did not wait, `IRS_SERIAL=1`; or it left the verified trace
 //! and the reaction is `serial`) runs one thread at a time, by the verifier's default policy:
 //! keep running the thread that ran last while it can, else the lowest-numbered thread that can
-//! (EXPLORE's `Policy::Default`, `scheduler.rs`). Serialised from the start, the run is the
-//! first execution the verifier explores for its input: deterministic and replayable, but not
-//! verified. From a divergence on, the rest of the run is serialised the same way.
+//! (EXPLORE's `Policy::Default`, `explore::scheduler::decision`). Serialised from the start, the
+//! run is the first execution the verifier explores for its input: deterministic and replayable,
+//! but not verified. From a divergence on, the rest of the run is serialised the same way.
 //!
 //! Threads are OS threads here, not fibers: before each event a thread *parks* with what it is
 //! about to do (a step, a lock of a mutex, a join of a thread). A decision is taken only when

@@ -1,0 +1,71 @@
+//! Memory as the scheduler names it (DESIGN §3, logical addresses; §7): the heap blocks each
+//! logical thread allocated, the logical address of an address (by heap block, stack, or
+//! statically; an internal object after its primitive), and accesses as visible operations.
+//!
+//! An allocation or a free is not a visible operation: [`allocated`] and [`freed`] must never
+//! make a decision or record an event (they only name memory).
+
+use super::decision::{done, grant_op};
+use super::{with, Scheduler};
+use shared_proto::{sync_object, AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId};
+use std::ffi::c_void;
+
+impl Scheduler {
+    /// Name `addr` by heap block or stack when it lies in one (DESIGN §3); an internal object of
+    /// a primitive (`shared_proto::sync_object`) after the primitive's own logical address.
+    pub(super) fn logical(&self, addr: u64) -> LogicalAddr {
+        if let Some((base, tag)) = sync_object::decode(addr) {
+            let l = self.logical(base);
+            return LogicalAddr { region: l.region, offset: sync_object::sub(l.offset, tag) };
+        }
+        if let Some((&base, &(size, thread, alloc))) = self.heap.range(..=addr).next_back() {
+            if addr < base + size.max(1) {
+                return LogicalAddr { region: Region::Heap { thread: ThreadId(thread), alloc }, offset: addr - base };
+            }
+        }
+        for (t, th) in self.threads.iter().enumerate() {
+            let (bottom, top) = th.stack;
+            if bottom <= addr && addr < top {
+                return LogicalAddr { region: Region::Stack { thread: ThreadId(t as u32) }, offset: top - addr };
+            }
+        }
+        LogicalAddr { region: Region::Static, offset: addr }
+    }
+}
+
+/// A block the running thread allocated (not a visible operation: it only names memory).
+pub fn allocated(p: *mut c_void, size: usize) {
+    if p.is_null() {
+        return;
+    }
+    with(|s| {
+        let th = &mut s.threads[s.current];
+        let alloc = th.allocs;
+        th.allocs += 1;
+        let thread = s.current as u32;
+        s.heap.insert(p as u64, (size as u64, thread, alloc));
+    });
+}
+
+pub fn freed(p: *mut c_void) {
+    if !p.is_null() {
+        // A mutex in the block (destroyed while locked, as glibc allows) is gone with it: a
+        // later block at the same address holds other objects (named by their block, DESIGN §3).
+        with(|s| {
+            if let Some((size, _, _)) = s.heap.remove(&(p as u64)) {
+                let range = p as u64..p as u64 + size.max(1);
+                s.owners.retain(|(m, _)| !range.contains(m));
+                s.recursion.retain(|(m, _)| !range.contains(m));
+            }
+        });
+    }
+}
+
+pub fn access_before(site: u64, addr: u64, kind: AccessKind, size: u32) {
+    let logical = with(|s| s.logical(addr));
+    grant_op(EventKind::Access(kind), Some(SiteId(site)), addr, size, Some(logical));
+}
+
+pub fn access_after() {
+    done();
+}
