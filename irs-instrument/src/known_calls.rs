@@ -80,7 +80,7 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "fopen64", wrapper: "__irs_fopen", kind: SiteKind::InputOpen },
     RoutedCall { name: "freopen", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
     RoutedCall { name: "freopen64", wrapper: "__irs_freopen", kind: SiteKind::InputOpen },
-    // `fstat` on a served capture describes the original file (`irs-runtime/src/input_stat.rs`).
+    // `fstat` on a served capture describes the original file (`irs-runtime/src/program/input_stat.rs`).
     RoutedCall { name: "fstat", wrapper: "__irs_fstat", kind: SiteKind::InputRead },
     RoutedCall { name: "fstat64", wrapper: "__irs_fstat64", kind: SiteKind::InputRead },
     // The environment variables a program reads are part of its input (`shared_proto::input_env`).
@@ -95,7 +95,7 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "sched_yield", wrapper: "__irs_sched_yield", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "pthread_yield", wrapper: "__irs_sched_yield", kind: SiteKind::ThreadQuery },
     // Sleeps cost no time in EXPLORE; a serialised run lets the other threads go first where a
-    // thread sleeps (`irs-runtime/src/sleeps.rs`).
+    // thread sleeps (`irs-runtime/src/abi/sleeps.rs`).
     RoutedCall { name: "sleep", wrapper: "__irs_sleep", kind: SiteKind::Sleep },
     RoutedCall { name: "usleep", wrapper: "__irs_usleep", kind: SiteKind::Sleep },
     RoutedCall { name: "nanosleep", wrapper: "__irs_nanosleep", kind: SiteKind::Sleep },
@@ -160,7 +160,7 @@ pub const ROUTED_CALLS: &[RoutedCall] = &[
     RoutedCall { name: "tss_get", wrapper: "__irs_tss_get", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "tss_set", wrapper: "__irs_tss_set", kind: SiteKind::ThreadQuery },
     RoutedCall { name: "tss_delete", wrapper: "__irs_tss_delete", kind: SiteKind::ThreadQuery },
-    // Signal handlers run outside the event model (`irs-runtime/src/signals.rs`).
+    // Signal handlers run outside the event model (`irs-runtime/src/abi/signals.rs`).
     RoutedCall { name: "signal", wrapper: "__irs_signal", kind: SiteKind::SignalHandler },
     RoutedCall { name: "sigaction", wrapper: "__irs_sigaction", kind: SiteKind::SignalHandler },
 ];

@@ -1,5 +1,5 @@
 //! The SV-COMP interface as the pass sees it (DESIGN §5): which calls of `__VERIFIER_*` functions
-//! go to the runtime (`irs-runtime/src/sv_comp.rs`), and how.
+//! go to the runtime (`irs-runtime/src/program/sv_comp.rs`), and how.
 //!
 //! `__VERIFIER_assume`, `__VERIFIER_atomic_begin`/`_end` and `__VERIFIER_nondet_*` mean what
 //! SV-COMP says whatever body a program gives them (tasks define stubs for plain builds), so
@@ -34,7 +34,7 @@ impl SvCall {
     }
 }
 
-/// The runtime functions (see `irs-runtime/src/sv_comp.rs`).
+/// The runtime functions (see `irs-runtime/src/program/sv_comp.rs`).
 pub const ASSERT: &str = "__irs_sv_assert";
 pub const ASSUME: &str = "__irs_sv_assume";
 pub const ATOMIC_BEGIN: &str = "__irs_atomic_begin";

@@ -48,7 +48,7 @@ pub enum SiteKind {
     /// the pass's `spin_loops`).
     SpinLoop,
     /// `signal`, `sigaction`: the runtime installs the program's handlers behind a trampoline
-    /// that runs them outside the event model (`irs-runtime/src/signals.rs`).
+    /// that runs them outside the event model (`irs-runtime/src/abi/signals.rs`).
     SignalHandler,
     /// `sleep`, `usleep`, `nanosleep`, `clock_nanosleep`: where a serialised run lets the
     /// other threads go first.

@@ -1,7 +1,7 @@
 //! How `irs run` tells the runtime what standard input was when it serves a regular file's
 //! bytes from an in-memory copy (DESIGN §4 "Inputs"): the original's `struct stat`, as a
 //! comma-separated list of its fields in [`ENV_STDIN_STAT`]; `fstat` on the copy answers it
-//! (`irs-runtime/src/input_stat.rs`).
+//! (`irs-runtime/src/program/input_stat.rs`).
 
 /// The variable holding the description.
 pub const ENV_STDIN_STAT: &str = "IRS_STDIN_STAT";
