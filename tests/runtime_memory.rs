@@ -6,8 +6,9 @@
 //! - Run directly (OFF), the program's heap under valgrind is the plain build's: as many
 //!   allocations and frees as clang's build makes (a library's own leak test compares them).
 //! - Serialised and shaken (`irs run`'s modes with no prefix to follow, where every primitive
-//!   runs on the runtime's own state), what the heap still holds at the end is the same after 20
-//!   rounds as after 200, and the peak RSS after 4,000 rounds is within 1 MB of that after 400.
+//!   runs on the runtime's own state), what the heap still holds at the end after 200 rounds is
+//!   within 10 blocks of what it holds after 20, and the peak RSS after 4,000 rounds is within
+//!   1 MB of that after 400.
 
 mod common;
 
@@ -75,8 +76,11 @@ fn the_runtime_keeps_nothing_of_destroyed_objects_and_ended_threads() {
                 failures.push(format!("direct: {} allocs and {} frees where the plain build makes {pa} and {pf}", direct.0, direct.1));
             }
         }
+        // What stays for the whole run is bounded but depends a little on timing (how many
+        // threads were ever alive at once: the serialised run's table, parking_lot's, which it
+        // grows and never shrinks); a leak per round would keep 180 more blocks after 200.
         let (kept_small, kept_big) = (small.0 - small.1, big.0 - big.1);
-        if kept_big != kept_small {
+        if kept_big > kept_small + 10 {
             failures.push(format!("{name}: the heap keeps {kept_small} blocks after 20 rounds, {kept_big} after 200"));
         }
         let (a, b) = (peak_kb(&run_churn(&exe, env, 400, false)), peak_kb(&run_churn(&exe, env, 4000, false)));
