@@ -491,3 +491,44 @@ int main(void) { pthread_t th; pthread_create(&th, 0, t, 0); pthread_cancel(th);
     assert_clean_error(&o, "unsupported: pthread_cancel at cancel.c:5");
     assert!(!o.stdout.contains("verdict"), "an error is never a verdict: {}", o.stdout);
 }
+
+/// A mutex in a heap block that another thread freed while holding it (chan's `close`, found on
+/// a real channel library): the unlock is reported as the use after free it is, with who freed
+/// the block, and the schedule replays it.
+const UNLOCK_AFTER_FREE: &str = r#"
+#include <pthread.h>
+#include <stdlib.h>
+struct chan { pthread_mutex_t m; int closed; };
+static struct chan *c;
+static void *closer(void *a) {
+  pthread_mutex_lock(&c->m);
+  __atomic_store_n(&c->closed, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&c->m);
+  return 0;
+}
+int main(void) {
+  c = malloc(sizeof *c);
+  pthread_mutex_init(&c->m, 0);
+  c->closed = 0;
+  pthread_t t;
+  pthread_create(&t, 0, closer, 0);
+  if (__atomic_load_n(&c->closed, __ATOMIC_SEQ_CST))
+    free(c);
+  pthread_join(t, 0);
+  return 0;
+}
+"#;
+
+#[test]
+fn an_unlock_in_a_freed_block_is_reported_as_a_use_after_free() {
+    let d = scratch("verify_cli/unlock_after_free");
+    let prog = build(&d, "uaf", UNLOCK_AFTER_FREE, &[]);
+    let o = verify(&d, &["--json"], &prog);
+    let j = json(&o);
+    assert_eq!(j["verdict"], "violation", "{}", o.stdout);
+    let message = j["violations"][0]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.contains("in a heap block T0 freed (a use after free)"), "{message}");
+    let schedule = j["violations"][0]["schedule"].as_str().unwrap();
+    let r = run(Command::new(irs()).args(["replay", "--schedule"]).arg(d.join(schedule)).arg("--").arg(&prog).current_dir(&d), None, T).unwrap();
+    assert!(r.stdout.contains("use after free"), "the schedule does not replay it: {}{}", r.stdout, r.stderr);
+}

@@ -79,6 +79,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         booting_parent: None,
         policy: c.policy,
         heap: BTreeMap::new(),
+        freed: BTreeMap::new(),
         keys: Vec::new(),
         clock_base: monotonic_micros(),
         paused_at: 0,

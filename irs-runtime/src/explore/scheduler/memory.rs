@@ -44,7 +44,16 @@ pub fn allocated(p: *mut c_void, size: usize) {
         th.allocs += 1;
         let thread = s.current as u32;
         s.heap.insert(p as u64, (size as u64, thread, alloc));
+        // Freed blocks the new one overlaps are in use again.
+        let (start, end) = (p as u64, p as u64 + (size as u64).max(1));
+        s.freed.retain(|&b, &mut (n, _)| b + n.max(1) <= start || end <= b);
     });
+}
+
+/// The thread that freed the block `addr` lies in, if it was freed and not allocated again.
+pub(super) fn freed_by(s: &Scheduler, addr: u64) -> Option<u32> {
+    let (&b, &(n, by)) = s.freed.range(..=addr).next_back()?;
+    (addr < b + n.max(1)).then_some(by)
 }
 
 pub fn freed(p: *mut c_void) {
@@ -53,6 +62,8 @@ pub fn freed(p: *mut c_void) {
         // later block at the same address holds other objects (named by their block, DESIGN §3).
         with(|s| {
             if let Some((size, _, _)) = s.heap.remove(&(p as u64)) {
+                let by = s.current as u32;
+                s.freed.insert(p as u64, (size, by));
                 let range = p as u64..p as u64 + size.max(1);
                 s.owners.retain(|(m, _)| !range.contains(m));
                 s.recursion.retain(|(m, _)| !range.contains(m));

@@ -97,7 +97,11 @@ pub fn unlock_kind(m: u64, site: u64, kind: i32) -> c_int {
     mutex_op(EventKind::Unlock, m, site);
     if !owned && sync_object::decode(m).is_none() {
         // Unlocking a mutex one does not hold is undefined behaviour: a bug worth reporting.
-        violation(ViolationKind::Abort, &format!("T{} unlocks mutex {m:#x}, which it does not hold", current()));
+        let message = match with(|s| super::memory::freed_by(s, m)) {
+            Some(by) => format!("T{} unlocks mutex {m:#x} in a heap block T{by} freed (a use after free)", current()),
+            None => format!("T{} unlocks mutex {m:#x}, which it does not hold", current()),
+        };
+        violation(ViolationKind::Abort, &message);
     }
     with(|s| s.owners.retain(|&(x, _)| x != m));
     done();
