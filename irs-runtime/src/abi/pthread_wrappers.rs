@@ -215,16 +215,10 @@ pub unsafe extern "C" fn __irs_pthread_exit(retval: *mut c_void, _site: u64) -> 
 /// another has moved would otherwise keep the turn for good).
 #[no_mangle]
 pub extern "C" fn __irs_sched_yield(_site: u64) -> c_int {
-    if explore() {
-        // A hint to the default policy, as a sleep of no time is.
-        scheduler::slept(0);
-        return 0;
-    }
-    if crate::mode::get() == crate::mode::Mode::Enforce {
-        crate::enforce::serial::yield_turn();
-    }
+    // A sleep of no time: a hint to EXPLORE's default policy, the turn given away in a
+    // serialised run.
     // SAFETY: no preconditions.
-    unsafe { libc::sched_yield() }
+    crate::abi::sleeps::sleep_call(0, || 0, || unsafe { libc::sched_yield() })
 }
 
 // ---- what glibc keeps per OS thread: per logical thread in EXPLORE -------------------------

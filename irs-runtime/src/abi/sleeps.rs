@@ -21,7 +21,7 @@ use std::ffi::{c_int, c_uint};
 /// A sleep: in EXPLORE it returns at once (`at_once`), a point where the default policy lets
 /// the other threads go first. Elsewhere it is the C library's (`real`); a serialised run's
 /// sleeper first gives the turn away, then sleeps without holding it.
-fn sleep_call<R>(nanos: u64, at_once: impl FnOnce() -> R, real: impl FnOnce() -> R) -> R {
+pub(crate) fn sleep_call<R>(nanos: u64, at_once: impl FnOnce() -> R, real: impl FnOnce() -> R) -> R {
     match mode::get() {
         Mode::Explore => {
             crate::explore::scheduler::slept(nanos);
