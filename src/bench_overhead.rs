@@ -124,7 +124,7 @@ pub fn overhead(
         }
     };
     drop(ex);
-    let table = RequirementTable::from_trace(&first.trace);
+    let table = RequirementTable::from_trace(&first.trace, Default::default());
     let total_constraints = table.constraints_within(&table.full_cut());
     std::fs::create_dir_all(work_dir).map_err(|e| BenchError::Io(format!("{}: {e}", work_dir.display())))?;
     let mut configs = vec![Config { cut: None, constraints: 0, samples: Vec::new(), divergent: 0 }];

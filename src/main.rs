@@ -186,6 +186,11 @@ enum Command {
         /// the words found racy (the traces counted are the same; this is slower).
         #[arg(long)]
         no_race_free_words: bool,
+        /// Which executions count as one trace: `reads-commute` (the default: reads of a word by
+        /// different threads are independent, as Nidhugg and GenMC count) or `mazurkiewicz`
+        /// (every access to a word is dependent with every other: more traces, for comparison).
+        #[arg(long, value_name = "NAME", default_value = "reads-commute", value_parser = parse_equivalence)]
+        equivalence: shared_proto::equivalence::Equivalence,
         /// Publish ever smaller admissible prefixes to the program's segment
         /// (/dev/shm/irs-<program id>) as verification proves them safe, for programs running
         /// under ENFORCE (`irs run --installed`).
@@ -518,7 +523,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, memory_limit, first_bug, svcomp, spin_bound, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, memory_limit, first_bug, svcomp, spin_bound, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, equivalence, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let stored = match &input {
                 Some(_) if !args.is_empty() => return fail("verify: --input replays the input's own arguments: give the program alone after --"),
@@ -561,11 +566,15 @@ fn main() -> ExitCode {
                 race_free_words: !no_race_free_words,
                 first_bug,
                 memory_limit: Some(memory_limit.unwrap_or_else(irs_verifier::memory_limit::default_limit)),
+                equivalence,
             };
             let mut publisher = match &stored {
                 Some(s) if publish => Some(irs::service::publish::Publisher::to(s.store.segment())),
                 _ => publish.then(irs::service::publish::Publisher::new),
             };
+            if let Some(p) = publisher.as_mut() {
+                p.equivalence = equivalence;
+            }
             // A stored input's verification keeps its state and bugs in the input's directory.
             let status_file = status_file.or_else(|| stored.as_ref().filter(|_| publish).map(|s| s.store.state_file()));
             let out_dir = match (&stored, out_dir) {
@@ -610,7 +619,7 @@ fn main() -> ExitCode {
                 Ok(o) => {
                     let s = &o.report.stats;
                     let secs = s.elapsed.as_secs_f64();
-                    println!("mode: {}", match k { Some(k) => format!("{k}-partial alternatives"), None => "optimal".into() });
+                    println!("mode: {}; traces counted {}", match k { Some(k) => format!("{k}-partial alternatives"), None => "optimal".into() }, irs::verify::equivalence_text(s, equivalence));
                     println!(
                         "executions: {}  SSB: {}  traces: {}  events: {} (peak in memory {})",
                         s.executions, s.ssb, s.traces, s.events_created, s.events_peak
@@ -841,4 +850,9 @@ fn main() -> ExitCode {
             Err(e) => fail(format_args!("trace show: {e}")),
         },
     }
+}
+
+/// `--equivalence NAME`.
+fn parse_equivalence(s: &str) -> Result<shared_proto::equivalence::Equivalence, String> {
+    shared_proto::equivalence::Equivalence::from_name(s).ok_or_else(|| format!("`{s}` is not an equivalence: give reads-commute or mazurkiewicz"))
 }

@@ -7,6 +7,7 @@ use crate::service::publish::Publisher;
 use crate::service::state::{now_unix, write_state, VerifierState};
 use irs_verifier::qpor::{self, Report, Stats, Verifier};
 use irs_verifier::schedule;
+use shared_proto::equivalence::Equivalence;
 use shared_proto::{Outcome, ThreadId};
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
@@ -405,8 +406,23 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "stopped": o.report.stopped,
         "violations": bugs,
         "k": match k { Some(k) => serde_json::json!(k), None => serde_json::json!("optimal") },
-        "dependence": "memory words (4-byte, by logical address; reads included), mutexes, threads",
+        "equivalence": if s.reads_commute { "reads-commute" } else { "mazurkiewicz" },
+        "dependence": if s.reads_commute {
+            "memory words (4-byte, by logical address; two reads commute), mutexes, threads"
+        } else {
+            "memory words (4-byte, by logical address; reads included), mutexes, threads"
+        },
     })
+}
+
+/// Which equivalence the traces were counted in, for the text report: the one asked for, or
+/// Mazurkiewicz where reads-commute was given up (too many readers found late).
+pub fn equivalence_text(s: &Stats, asked: Equivalence) -> String {
+    match (asked, s.reads_commute) {
+        (Equivalence::ReadsCommute, true) => "with reads commuting (--equivalence reads-commute)".into(),
+        (Equivalence::ReadsCommute, false) => format!("with reads of words that are objects ordered (reads-commute given up after {} restarts for readers found late)", s.restarts),
+        (Equivalence::Mazurkiewicz, _) => "with every access to a word ordered (--equivalence mazurkiewicz)".into(),
+    }
 }
 
 /// The `published` field of `--json` with `--publish`.

@@ -5,9 +5,10 @@
 //! them a synchronisation scenario: condition variables, semaphores, `pthread_once`, barriers,
 //! rwlocks, a recursive mutex or spin-waits, with their lost wake-ups, deadlocks and livelocks),
 //! each built with `irs cc -O1 -pthread`, explored by the oracle (`tests/common/oracle.rs`: every
-//! interleaving, grouped into Mazurkiewicz traces) and by `irs verify` in five modes: `--optimal
-//! --no-snapshots`, `--optimal --snapshot-gap 1` (a snapshot at every backtracking point), `--k 1`,
-//! `--k 2` and `--optimal --no-race-free-words`. Each report is checked with
+//! interleaving, grouped into traces under both equivalences) and by `irs verify` in six modes:
+//! `--optimal --no-snapshots`, `--optimal --snapshot-gap 1` (a snapshot at every backtracking
+//! point), `--k 1`, `--k 2` and `--optimal --no-race-free-words` (reads commuting, the default),
+//! and `--optimal --equivalence mazurkiewicz`. Each report is checked with
 //! `verify_check::check_report`: the verdict, the exit code, the set of bugs (every violation's
 //! schedule replayed to its bug), and the traces (optimal modes: exactly the oracle's, each once,
 //! no SSB; k modes: every oracle trace covered), every `--schedules-out` line replayed and
@@ -66,6 +67,7 @@ const MODES: &[(&str, &[&str])] = &[
     ("k1", &["--k", "1"]),
     ("k2", &["--k", "2"]),
     ("optimal-all-words", &["--optimal", "--no-race-free-words"]),
+    ("optimal-mazurkiewicz", &["--optimal", "--equivalence", "mazurkiewicz"]),
 ];
 
 /// Over the slice, at least this many programs must have each feature (about half of what the

@@ -207,7 +207,7 @@ fn checked_run(name: &str, prog: &Path, id: shared_proto::ProgramId, trace_path:
     let t = shared_proto::Trace::read(trace_path).unwrap();
     let changed = log.len() != before;
     let result = if changed {
-        shared_proto::prefix_check::check_histories(&t, &view, &log[log.len() - 1])
+        shared_proto::prefix_check::check_histories(&t, &view, &log[log.len() - 1], Default::default())
     } else {
         shared_proto::prefix_check::check(&t, &view, &log[before - 1])
     };
@@ -341,7 +341,7 @@ fn without_irs_the_stress_program_fails_and_breaks_the_prefix() {
         failed += !o.status.success() as usize;
         let t = shared_proto::Trace::read(&trace_path).unwrap();
         for (v, b) in views.iter().zip(broken.iter_mut()) {
-            *b += shared_proto::prefix_check::check_histories(&t, v, &v.cutoff(0)).is_err() as usize;
+            *b += shared_proto::prefix_check::check_histories(&t, v, &v.cutoff(0), Default::default()).is_err() as usize;
         }
     }
     assert!(failed > 0, "chaos alone never exposed the lost transfer");

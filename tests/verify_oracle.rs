@@ -1,7 +1,8 @@
 //! `irs verify` against an independent oracle (tests/common/oracle.rs): for every program of
 //! `tests/verify_programs/`, the oracle runs EVERY interleaving with the executor and groups them
-//! into Mazurkiewicz traces under the verifier's dependence. Then `irs verify` runs in three
-//! modes and must agree:
+//! into traces under the verifier's two equivalences (reads commute, the default; and
+//! Mazurkiewicz). Then `irs verify` runs in five modes and must agree (each with the oracle's
+//! traces under its equivalence):
 //! - `--optimal`: as many traces as the oracle, no sleep-set-blocked execution, and its
 //!   schedules (`--schedules-out`), replayed and canonicalised, are exactly the oracle's traces,
 //!   each once;
@@ -12,10 +13,10 @@
 //! These checks are `verify_check::check_report` (tests/common/verify_check.rs), which the
 //! differential campaign over generated programs (tests/differential.rs) uses too.
 //!
-//! The oracle is also checked against the `expect-traces:`, `expect-bugs:` and
-//! `expect-interleavings:` lines of each program's header: hand counts for the hand-written
-//! programs, and for the generated ones (`rand_*.c`) the counts of gen.py's own model of the
-//! program, an independent second oracle.
+//! The oracle is also checked against the `expect-traces:` (Mazurkiewicz traces),
+//! `expect-traces-reads-commute:`, `expect-bugs:` and `expect-interleavings:` lines of each
+//! program's header: hand counts for the hand-written programs, and for the generated ones
+//! (`rand_*.c`) the counts of gen.py's own model of the program, an independent second oracle.
 //!
 //! Environment: `IRS_VERIFY_ORACLE_ONLY=1` runs the oracle alone (no `irs verify`);
 //! `IRS_VERIFY_FILTER=a,b` runs only the programs whose names contain `a` or `b`.
@@ -46,6 +47,7 @@ struct Program {
     src: PathBuf,
     exe: PathBuf,
     expect_traces: Option<usize>,
+    expect_traces_rc: Option<usize>,
     expect_interleavings: Option<usize>,
     expect_bugs: Option<BTreeSet<String>>,
 }
@@ -67,11 +69,12 @@ fn programs(dir: &Path) -> Vec<Program> {
             let text = std::fs::read_to_string(&src).unwrap();
             let field = |k: &str| text.lines().find_map(|l| l.split_once(k).map(|(_, v)| v.trim().to_string()));
             let expect_traces = field("expect-traces:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad expect-traces")));
+            let expect_traces_rc = field("expect-traces-reads-commute:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad expect-traces-reads-commute")));
             let expect_interleavings = field("expect-interleavings:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad expect-interleavings")));
             let expect_bugs = field("expect-bugs:").map(|v| {
                 v.split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty() && b != "none").collect::<BTreeSet<String>>()
             });
-            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_interleavings, expect_bugs })
+            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_traces_rc, expect_interleavings, expect_bugs })
         })
         .collect()
 }
@@ -147,10 +150,11 @@ fn verify_agrees_with_the_brute_force_oracle() {
                 let bugs: Vec<String> = truth.bugs.keys().map(|b| b.kind.clone()).collect();
                 let _ = write!(
                     line,
-                    "{:<24} {:>6} interleavings {:>5} traces  bugs [{}]  oracle {:.1}s",
+                    "{:<24} {:>6} interleavings {:>5} traces ({} Mazurkiewicz)  bugs [{}]  oracle {:.1}s",
                     p.name,
                     truth.interleavings,
                     truth.traces.len(),
+                    truth.mazurkiewicz.len(),
                     bugs.join(","),
                     truth.seconds
                 );
@@ -162,8 +166,13 @@ fn verify_agrees_with_the_brute_force_oracle() {
                     let _ = write!(line, "  ({} trace(s) where several threads fail)", truth.multi_violation.len());
                 }
                 if let Some(n) = p.expect_traces {
+                    if n != truth.mazurkiewicz.len() {
+                        fails.push(format!("{} [oracle]: {} Mazurkiewicz traces, the header says {n}", p.name, truth.mazurkiewicz.len()));
+                    }
+                }
+                if let Some(n) = p.expect_traces_rc {
                     if n != truth.traces.len() {
-                        fails.push(format!("{} [oracle]: {} traces, the header says {n}", p.name, truth.traces.len()));
+                        fails.push(format!("{} [oracle]: {} traces with reads commuting, the header says {n}", p.name, truth.traces.len()));
                     }
                 }
                 if let Some(n) = p.expect_interleavings {
@@ -180,7 +189,7 @@ fn verify_agrees_with_the_brute_force_oracle() {
                 if !oracle_only {
                     // k = 2 also prunes `U` as soon as it can (from 8 events on), so that pruning
                     // is checked against the oracle too.
-                    for (mode, args) in [("optimal", &["--optimal", "--prune-at", "8"][..]), ("k1", &["--k", "1", "--snapshot-gap", "3"][..]), ("k2", &["--k", "2", "--prune-at", "8"][..]), ("optimal-all-words", &["--optimal", "--no-race-free-words"][..])] {
+                    for (mode, args) in [("optimal", &["--optimal", "--prune-at", "8"][..]), ("k1", &["--k", "1", "--snapshot-gap", "3"][..]), ("k2", &["--k", "2", "--prune-at", "8"][..]), ("optimal-all-words", &["--optimal", "--no-race-free-words"][..]), ("optimal-mazurkiewicz", &["--optimal", "--equivalence", "mazurkiewicz"][..])] {
                         let (f, summary) = check_mode(p, mode, args, &mut ex, &truth, &dir);
                         fails.extend(f);
                         let _ = write!(line, "\n    {summary}");
@@ -211,7 +220,7 @@ fn the_checks_reject_wrong_reports() {
     irs_cc(&dir, &["-O1", "-pthread", "-o", exe.to_str().unwrap(), src.to_str().unwrap()]).unwrap();
     let mut ex = Executor::start(&exe, &[], Options::default()).unwrap();
     let truth = oracle::explore_all(&mut ex, MAX_INTERLEAVINGS).unwrap();
-    assert_eq!(truth.traces.len(), 6);
+    assert_eq!((truth.traces.len(), truth.mazurkiewicz.len()), (4, 6), "the loads commute");
     let (bug, bug_schedule) = truth.bugs.iter().next().map(|(b, s)| (b.clone(), s.clone())).expect("lost_update has a bug");
     let safe_schedule = truth.traces.values().find(|t| t.bug.is_none()).unwrap().schedule.clone();
     let write_schedule = |file: &str, s: &[ThreadId]| {
@@ -232,7 +241,7 @@ fn the_checks_reject_wrong_reports() {
     };
     for mode in ["optimal", "k1"] {
         let (f, n) = check_report("lost_update", mode, &good(), &mut ex, &truth);
-        assert!(f.is_empty() && n == 6, "{mode}: the oracle's own answer fails: {f:?}");
+        assert!(f.is_empty() && n == 4, "{mode}: the oracle's own answer fails: {f:?}");
     }
     let expect = |mode: &str, r: Report, needle: &str, ex: &mut Executor| {
         let (f, _) = check_report("lost_update", mode, &r, ex, &truth);
@@ -255,6 +264,9 @@ fn the_checks_reject_wrong_reports() {
     r.traces += 1;
     r.executions += 1;
     expect("optimal", r, "explored more than once", &mut ex);
+    // A mode under Mazurkiewicz is checked against the Mazurkiewicz traces: the reads-commute
+    // answer has too few.
+    expect("optimal-mazurkiewicz", good(), "the oracle has 6 (mazurkiewicz)", &mut ex);
     let mut r = good();
     r.schedules.push(r.schedules[0].clone());
     r.traces += 1;
@@ -301,7 +313,7 @@ fn the_checks_reject_wrong_reports() {
     expect("k1", r, "replays to `infeasible", &mut ex);
     // Keys: a replayed execution of another trace is another key; thread names are paths.
     let keys: BTreeSet<&String> = truth.traces.keys().collect();
-    assert_eq!(keys.len(), 6);
+    assert_eq!(keys.len(), 4);
     let k = truth.traces.keys().next().unwrap();
     assert!(k.contains("events of main:") && k.contains("events of main.0:") && k.contains("events of main.1:") && k.contains("word x+0:") && k.contains("thread main.1:"), "{k}");
 }

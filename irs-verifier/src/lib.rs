@@ -9,8 +9,9 @@
 //!   conflict (000 §2–3, §5.1–5.2), and the configuration `C`;
 //! - `comb`, `cex`: the comb that finds alternatives (000 §5) and conflicting extensions
 //!   (§5.3);
-//! - `object_table`, `thread_names`, `race_free_words`: what events are about (objects, stable
-//!   thread names, words explored without a tree);
+//! - `object_table`, `thread_names`, `race_free_words`, `word_readers`: what events are about
+//!   (objects, stable thread names, words explored without a tree, the readers of each word
+//!   whose copies make reads commute);
 //! - `memory_limit`: the verifier's own memory limit.
 //!
 //! Only `executor`, `schedule`, `qpor` and `memory_limit` are the crate's interface; the rest is
@@ -27,6 +28,7 @@ mod sandbox_dir;
 pub mod schedule;
 pub(crate) mod thread_names;
 pub(crate) mod unfolding;
+pub(crate) mod word_readers;
 
 /// The fast hasher, shared with the runtime (`shared_proto::fx_hash`).
 pub use shared_proto::fx_hash;

@@ -3,6 +3,10 @@
 //! gives it (memory words, mutexes, the threads it creates or joins); every thread id inside an
 //! object is translated into its [`StableThread`] name first, so that the same object has the
 //! same index in every execution.
+//!
+//! Under the reads-commute equivalence a word that is an object has one *copy* per thread that
+//! reads it (DESIGN §3's refinement): a read by `t` is on the copy `(w, t)`, a write on the word
+//! itself and on every copy (see `word_readers`). A copy is a memory object like the word.
 
 use crate::thread_names::{RunThreads, StableThread};
 use shared_proto::dependence::ObjectKey;
@@ -27,10 +31,17 @@ pub enum ObjClass {
     Atomic,
 }
 
+/// An object: one of the program's, or a word's copy for the reads of one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Shared(ObjectKey),
+    Reads(ObjectKey, StableThread),
+}
+
 #[derive(Default)]
 pub struct ObjectTable {
-    index: FxHashMap<ObjectKey, ObjIdx>,
-    keys: Vec<ObjectKey>,
+    index: FxHashMap<Key, ObjIdx>,
+    keys: Vec<Key>,
 }
 
 fn stable_region(r: Region, threads: &RunThreads) -> Region {
@@ -55,6 +66,10 @@ pub fn stable(key: ObjectKey, threads: &RunThreads) -> ObjectKey {
 
 impl ObjectTable {
     fn intern(&mut self, key: ObjectKey) -> ObjIdx {
+        self.intern_key(Key::Shared(key))
+    }
+
+    fn intern_key(&mut self, key: Key) -> ObjIdx {
         if let Some(&i) = self.index.get(&key) {
             return i;
         }
@@ -78,8 +93,14 @@ impl ObjectTable {
         self.intern(stable(key, threads))
     }
 
+    /// The copy of word `word` (an object of [`ObjClass::Memory`]) for the reads of thread `t`.
+    pub fn reads_copy(&mut self, word: ObjIdx, t: StableThread) -> ObjIdx {
+        let key = self.key(word);
+        self.intern_key(Key::Reads(key, t))
+    }
+
     pub fn class(&self, o: ObjIdx) -> ObjClass {
-        match self.keys[o.0 as usize] {
+        match self.key(o) {
             ObjectKey::Word(..) => ObjClass::Memory,
             ObjectKey::Mutex(..) => ObjClass::Mutex,
             ObjectKey::Thread(_) => ObjClass::Thread,
@@ -88,16 +109,18 @@ impl ObjectTable {
         }
     }
 
-    /// The object's key (as every execution names it).
+    /// The object's key (as every execution names it; a copy's is its word's).
     pub fn key(&self, o: ObjIdx) -> ObjectKey {
-        self.keys[o.0 as usize]
+        match self.keys[o.0 as usize] {
+            Key::Shared(k) | Key::Reads(k, _) => k,
+        }
     }
 }
 
 impl ObjectTable {
     /// The thread whose life object `o` is.
     pub fn thread_of(&self, o: ObjIdx) -> Option<StableThread> {
-        match self.keys[o.0 as usize] {
+        match self.key(o) {
             ObjectKey::Thread(t) => Some(StableThread(t)),
             _ => None,
         }

@@ -1,8 +1,7 @@
 //! Which events are dependent (DESIGN §3). Every event belongs to its thread and to zero or more
-//! objects; two events of different threads are dependent iff they share an object. First
-//! version: all accesses to one memory location are mutually dependent (reads included), so
-//! every object's events are totally ordered in a trace; the later refinement (reads by
-//! different threads commute) changes only [`objects_of`].
+//! objects; two events of different threads are dependent iff they share an object, except two
+//! reads of a word under the reads-commute equivalence (see [`crate::equivalence`], which says
+//! which pairs on an object are dependent; this module says which objects an event is on).
 //!
 //! The process's end (DESIGN §3): an `End` event belongs to the process, so two ends are
 //! dependent (and never both happen); each `Kill` of a thread `v` at the end belongs to `v`'s

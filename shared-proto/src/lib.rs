@@ -9,6 +9,7 @@ pub mod abi;
 pub mod access_kind;
 pub mod codec;
 pub mod dependence;
+pub mod equivalence;
 pub mod event;
 pub mod explore_buffer;
 pub mod explore_protocol;

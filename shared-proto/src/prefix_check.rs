@@ -10,6 +10,7 @@
 //! for it, and that no event outside it that is dependent on an event inside it ran first.
 
 use crate::dependence::{objects_of, ObjectKey};
+use crate::equivalence::Equivalence;
 use crate::ids::ThreadId;
 use crate::prefix_segment::PrefixView;
 use crate::trace::Trace;
@@ -29,15 +30,19 @@ pub fn check(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(), String
 
 /// For a run that may have adopted `cut` (a cutoff no larger than any it used) while it ran:
 /// rule 1 for `cut`, and no event outside `cut` ran before an event inside it that it is
-/// dependent on (shares an object with), so the events inside have their verified histories.
-pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(), String> {
+/// dependent on under `eq` (the prefix's verification's equivalence), so the events inside have
+/// their verified histories.
+pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32], eq: Equivalence) -> Result<(), String> {
     let in_prefix = rule_1(trace, view, cut)?;
-    // Objects touched so far by events outside the prefix, with the first such event.
+    // Objects touched so far by events outside the prefix, with the first such event, and the
+    // first such event that a read commuting on the object does not commute with.
     let mut touched: HashMap<ObjectKey, usize> = HashMap::new();
+    let mut written: HashMap<ObjectKey, usize> = HashMap::new();
     for (i, e) in trace.events.iter().enumerate() {
         let objects: Vec<ObjectKey> = objects_of(e).collect();
         if in_prefix[i] {
-            if let Some((o, j)) = objects.iter().find_map(|o| touched.get(o).map(|j| (o, *j))) {
+            let first = |o: &ObjectKey| if eq.commuting_read(o, e.kind) { written.get(o) } else { touched.get(o) };
+            if let Some((o, j)) = objects.iter().find_map(|o| first(o).map(|j| (o, *j))) {
                 let x = &trace.events[j];
                 return Err(format!(
                     "T{}#{} (event {i}) is inside the prefix but T{}#{} (event {j}), outside it, touched its object {o:?} first",
@@ -46,6 +51,9 @@ pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<
             }
         } else {
             for o in objects {
+                if !eq.commuting_read(&o, e.kind) {
+                    written.entry(o).or_insert(i);
+                }
                 touched.entry(o).or_insert(i);
             }
         }

@@ -1,9 +1,12 @@
 //! The requirement table of an admissible prefix (DESIGN §4; IRS paper §3): for each event
 //! `(t, k)` of a complete trace `τ`, the events of other threads that must have completed
 //! before it, i.e. its cross-thread happens-before predecessors in `τ` among dependent events,
-//! transitively reduced. A *scheduling constraint* is one such edge.
+//! transitively reduced, under the equivalence the trace was verified in (two reads of a word
+//! are never ordered by a constraint under reads-commute). A *scheduling constraint* is one
+//! such edge.
 
 use crate::dependence::{objects_of, ObjectKey};
+use crate::equivalence::{Equivalence, LastAccesses};
 use crate::event::{EventKind, ObjectRef};
 use crate::ids::{SiteId, ThreadId};
 use crate::trace::{ThreadInfo, Trace};
@@ -39,12 +42,13 @@ pub struct RequirementTable {
 }
 
 impl RequirementTable {
-    pub fn from_trace(trace: &Trace) -> RequirementTable {
+    /// The table of `trace`, verified under `eq`.
+    pub fn from_trace(trace: &Trace, eq: Equivalence) -> RequirementTable {
         let n = trace.threads.len();
         let events = &trace.events;
         let mut clocks: Vec<VectorClock> = Vec::with_capacity(events.len());
         let mut thread_clock = vec![VectorClock::new(n); n];
-        let mut last_on: HashMap<ObjectKey, usize> = HashMap::new();
+        let mut last_on = LastAccesses::new(eq);
         let mut created_by: HashMap<u32, usize> = HashMap::new();
         // Each thread's last event so far: a kill at the process's end follows it (the kill is
         // dependent with every event of the thread it cuts off, DESIGN §3).
@@ -60,12 +64,10 @@ impl RequirementTable {
             }
             let keys: Vec<ObjectKey> = objects_of(e).collect();
             for key in &keys {
-                if let Some(&j) = last_on.get(key) {
-                    if events[j].tid != e.tid {
-                        direct.push(j);
-                    }
-                }
+                last_on.before(key, e, &mut direct);
             }
+            // A thread's own earlier events precede it in program order: no constraint.
+            direct.retain(|&j| events[j].tid != e.tid);
             // Per source thread only its latest event matters.
             direct.sort_by_key(|&j| (events[j].tid, std::cmp::Reverse(events[j].k)));
             direct.dedup_by_key(|j| events[*j].tid);
@@ -85,7 +87,7 @@ impl RequirementTable {
             }
             vc.set(e.tid, e.k + 1);
             for key in keys {
-                last_on.insert(key, i);
+                last_on.record(key, e, i);
             }
             if let (EventKind::Create, ObjectRef::Thread(child)) = (e.kind, e.object) {
                 created_by.insert(child.0, i);
@@ -188,7 +190,7 @@ mod tests {
 
     #[test]
     fn builds_reduced_cross_thread_edges() {
-        let t = RequirementTable::from_trace(&sample());
+        let t = RequirementTable::from_trace(&sample(), Equivalence::Mazurkiewicz);
         let req = |th: usize, k: usize| t.rows[th][k].requires.clone();
         let r = |thread, count| Requirement { thread: ThreadId(thread), count };
         assert_eq!(req(1, 0), vec![r(0, 1)], "T1 starts after its creation");
@@ -220,8 +222,32 @@ mod tests {
             ev(0, 1, LOAD, mem(0x20)),
             ev(0, 2, LOAD, mem(0x10)),
         ];
-        let t = RequirementTable::from_trace(&tr);
+        let t = RequirementTable::from_trace(&tr, Equivalence::Mazurkiewicz);
         assert_eq!(t.rows[0][1].requires, vec![Requirement { thread: ThreadId(1), count: 2 }]);
         assert_eq!(t.rows[0][2].requires, vec![], "implied by the read of y");
+    }
+
+    /// Two threads read what main wrote, then main writes again: under reads-commute the
+    /// reads are not ordered with each other, and the second write follows both (under
+    /// Mazurkiewicz the reads are a chain and the write follows the last).
+    #[test]
+    fn reads_of_a_word_are_never_ordered_by_a_constraint_under_reads_commute() {
+        let mut tr = sample();
+        tr.threads.push(ThreadInfo { id: ThreadId(2), parent: Some(ThreadId(0)), nth_child: 1 });
+        tr.events = vec![
+            ev(0, 0, STORE, mem(0x10)),
+            ev(0, 1, EventKind::Create, ObjectRef::Thread(ThreadId(1))),
+            ev(0, 2, EventKind::Create, ObjectRef::Thread(ThreadId(2))),
+            ev(1, 0, LOAD, mem(0x10)),
+            ev(2, 0, LOAD, mem(0x10)),
+            ev(0, 3, STORE, mem(0x10)),
+        ];
+        let r = |thread, count| Requirement { thread: ThreadId(thread), count };
+        let rc = RequirementTable::from_trace(&tr, Equivalence::ReadsCommute);
+        assert_eq!(rc.rows[2][0].requires, vec![r(0, 3)], "T2's read follows its creation only");
+        assert_eq!(rc.rows[0][3].requires, vec![r(1, 1), r(2, 1)], "the write follows both reads");
+        let mz = RequirementTable::from_trace(&tr, Equivalence::Mazurkiewicz);
+        assert_eq!(mz.rows[2][0].requires, vec![r(0, 3), r(1, 1)], "T2's read follows T1's");
+        assert_eq!(mz.rows[0][3].requires, vec![r(2, 1)]);
     }
 }

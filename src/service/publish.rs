@@ -6,6 +6,7 @@
 //! each new cutoff as it appears.
 
 use crate::constrain::{self, LOG_CAPACITY};
+use shared_proto::equivalence::Equivalence;
 use shared_proto::prefix_segment::{self, PrefixView};
 use shared_proto::ThreadId;
 use shared_proto::requirement_table::RequirementTable;
@@ -37,11 +38,14 @@ pub struct Publisher {
     pub error: Option<String>,
     /// Where to publish: an input's segment; `None`: the program's, `/dev/shm/irs-<id>`.
     target: Option<PathBuf>,
+    /// The equivalence the verification explores in: the table's constraints are its
+    /// happens-before (DESIGN §4).
+    pub equivalence: Equivalence,
 }
 
 impl Publisher {
     pub fn new() -> Publisher {
-        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None, target: None }
+        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None, target: None, equivalence: Equivalence::default() }
     }
 
     /// Publish to `segment` (an input's) instead of the program's segment.
@@ -55,7 +59,7 @@ impl Publisher {
             self.error = Some(format!("the first execution ended in `{}`: no prefix can be anchored on it", trace.outcome));
             return;
         }
-        let table = RequirementTable::from_trace(trace);
+        let table = RequirementTable::from_trace(trace, self.equivalence);
         let cut = table.full_cut();
         let bytes = match prefix_segment::build(&table, trace.program_id, &trace.sites, LOG_CAPACITY, &cut) {
             Ok(b) => b,

@@ -1,7 +1,8 @@
 //! The independent oracle for `irs verify` (test code only): it enumerates EVERY interleaving
-//! of a program by brute force and groups them into Mazurkiewicz traces under the verifier's
-//! dependence (`shared_proto::dependence::objects_of`: two events of different threads are
-//! dependent iff they share an object).
+//! of a program by brute force and groups them into traces under both of the verifier's
+//! equivalences (`shared_proto::dependence::objects_of` and `shared_proto::equivalence`: two
+//! events of different threads are dependent iff they share an object, except two reads of a
+//! word under reads-commute, the default).
 //!
 //! Nothing here uses the verifier: only the executor (`Executor::run`, which follows a schedule
 //! and then the default policy) and the trace it returns.
@@ -10,8 +11,9 @@
 //!   end; for every step `i` at or after the prefix's length and every thread enabled at step `i`
 //!   other than the chosen one, `chosen[..i] + [that thread]` is a new prefix to explore. Every
 //!   sequence of scheduling choices is so visited exactly once.
-//! * Canonical form of an execution ([`key_of`]): per thread, the sequence of its events (kind,
-//!   site, objects); per object, the sequence of `(thread, k)` that touched it. Two executions
+//! * Canonical form of an execution ([`key_under`]): per thread, the sequence of its events (kind,
+//!   site, objects); per object, the sequence of `(thread, k)` that touched it, the reads of a
+//!   word between two writes as a set under reads-commute. Two executions
 //!   are the same trace iff their keys are equal. Runtime thread ids depend on the creation
 //!   order, which depends on the schedule when several threads create threads, so every thread
 //!   is named by its creation path instead (`main`, `main.0` for main's first child, `main.0.1`
@@ -29,6 +31,7 @@
 
 use irs_verifier::executor::{Execution, Executor};
 use shared_proto::dependence::{objects_of, ObjectKey};
+use shared_proto::equivalence::Equivalence;
 use shared_proto::{Outcome, Region, ThreadId, Trace};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -179,17 +182,28 @@ impl<'a> Namer<'a> {
     }
 }
 
-/// The canonical key of an execution's Mazurkiewicz trace (see the module's documentation):
-/// equal keys iff same events per thread and same order on every object. Readable: one line
-/// per thread (`events of main.0: load@SITE[word y+0] ...`), then one per object (`word y+0:
-/// main.1#0 main.0#0`, `mutex m+0: ...`, `thread main.0: main#0 main.0#3 main#2`).
+/// The canonical key of an execution's trace under the default equivalence (reads commute):
+/// see [`key_under`].
 pub fn key_of(trace: &Trace) -> String {
+    key_under(trace, Equivalence::default())
+}
+
+/// The canonical key of an execution's trace under `eq` (see the module's documentation):
+/// equal keys iff same events per thread and same order of the dependent events on every
+/// object. Readable: one line per thread (`events of main.0: load@SITE[word y+0] ...`), then
+/// one per object (`word y+0: main.1#0 main.0#0`, `mutex m+0: ...`, `thread main.0: main#0
+/// main.0#3 main#2`). Under reads-commute, the reads of a word between two writes are a set:
+/// written sorted, in braces (`word y+0: main#0 {main.0#1 main.1#0} main#2`).
+pub fn key_under(trace: &Trace, eq: Equivalence) -> String {
     let namer = Namer::new(trace);
     let mut threads: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut objects: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Per object, its events in order, each with whether it commutes with its neighbours
+    // that commute.
+    let mut objects: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
     for e in &trace.events {
         let t = namer.thread(e.tid);
-        let objs: Vec<String> = objects_of(e).map(|o| namer.object(&o)).collect();
+        let keys: Vec<ObjectKey> = objects_of(e).collect();
+        let objs: Vec<String> = keys.iter().map(|o| namer.object(o)).collect();
         let site = e.site.map(|s| s.to_string()).unwrap_or_else(|| "-".into());
         // A nondet call's value is part of what it is.
         let value = match e.object {
@@ -197,8 +211,8 @@ pub fn key_of(trace: &Trace) -> String {
             _ => String::new(),
         };
         threads.entry(t.clone()).or_default().push(format!("{}{value}@{site}[{}]", e.kind.name(), objs.join(",")));
-        for o in objs {
-            objects.entry(o).or_default().push(format!("{t}#{}", e.k));
+        for (o, key) in objs.into_iter().zip(&keys) {
+            objects.entry(o).or_default().push((format!("{t}#{}", e.k), eq.commuting_read(key, e.kind)));
         }
     }
     let mut key = String::new();
@@ -206,7 +220,25 @@ pub fn key_of(trace: &Trace) -> String {
         let _ = writeln!(key, "events of {t}: {}", evs.join(" "));
     }
     for (o, evs) in &objects {
-        let _ = writeln!(key, "{o}: {}", evs.join(" "));
+        let mut line: Vec<String> = Vec::new();
+        let mut reads: Vec<&str> = Vec::new();
+        for (ev, commutes) in evs {
+            if *commutes {
+                reads.push(ev);
+                continue;
+            }
+            if !reads.is_empty() {
+                reads.sort_unstable();
+                line.push(format!("{{{}}}", reads.join(" ")));
+                reads.clear();
+            }
+            line.push(ev.clone());
+        }
+        if !reads.is_empty() {
+            reads.sort_unstable();
+            line.push(format!("{{{}}}", reads.join(" ")));
+        }
+        let _ = writeln!(key, "{o}: {}", line.join(" "));
     }
     key
 }
@@ -239,8 +271,10 @@ pub struct TraceInfo {
 pub struct OracleResult {
     /// Every interleaving (sequence of scheduling choices) run.
     pub interleavings: usize,
-    /// The distinct traces, by canonical key.
+    /// The distinct traces under the default equivalence (reads commute), by canonical key.
     pub traces: BTreeMap<String, TraceInfo>,
+    /// The distinct traces under Mazurkiewicz (every access to a word dependent), by key.
+    pub mazurkiewicz: BTreeMap<String, TraceInfo>,
     /// Every bug, with the schedule of the first interleaving that showed it.
     pub bugs: BTreeMap<Bug, Vec<ThreadId>>,
     /// Traces whose interleavings ended differently, where that is not explained by several
@@ -257,6 +291,14 @@ pub struct OracleResult {
 }
 
 impl OracleResult {
+    /// The distinct traces under `eq`.
+    pub fn traces_under(&self, eq: Equivalence) -> &BTreeMap<String, TraceInfo> {
+        match eq {
+            Equivalence::ReadsCommute => &self.traces,
+            Equivalence::Mazurkiewicz => &self.mazurkiewicz,
+        }
+    }
+
     pub fn bug_set(&self) -> BTreeSet<Bug> {
         self.bugs.keys().cloned().collect()
     }
@@ -302,6 +344,16 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
         }
         let key = key_of(&e.trace);
         let class = outcome_class(&outcome);
+        let info = || TraceInfo { schedule: s.clone(), outcome: class.clone(), outcomes: BTreeSet::from([class.clone()]), bug: bug_of(&outcome), interleavings: 1 };
+        match r.mazurkiewicz.entry(key_under(&e.trace, Equivalence::Mazurkiewicz)) {
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                o.get_mut().interleavings += 1;
+                o.get_mut().outcomes.insert(class.clone());
+            }
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(info());
+            }
+        }
         let bug = bug_of(&outcome);
         // The outcome is the run's first failure; the threads that fail after it (a failing
         // thread halts, the others go on) are bugs of the program as well, which a failure that

@@ -8,6 +8,7 @@
 use crate::common::{irs, run};
 use crate::oracle::{self, Bug, OracleResult};
 use irs_verifier::executor::Executor;
+use shared_proto::equivalence::Equivalence;
 use shared_proto::ThreadId;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -81,8 +82,12 @@ pub fn sched(s: &[ThreadId]) -> String {
 
 /// Check one report of `irs verify` against the oracle: the failures, and how many distinct
 /// oracle traces its schedules gave. `mode` is `optimal...` (exact
-/// count, each trace once, no SSB) or another (`k1`, `k2`: every trace covered).
+/// count, each trace once, no SSB) or another (`k1`, `k2`: every trace covered); a mode whose
+/// name holds `mazurkiewicz` ran with `--equivalence mazurkiewicz` and is checked against the
+/// oracle's traces under it.
 pub fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, truth: &OracleResult) -> (Vec<String>, usize) {
+    let eq = if mode.contains("mazurkiewicz") { Equivalence::Mazurkiewicz } else { Equivalence::ReadsCommute };
+    let traces = truth.traces_under(eq);
     let mut fails = Vec::new();
     let mut fail = |m: String| fails.push(format!("{name} [{mode}]: {m}"));
     let expect_bug = !truth.bugs.is_empty();
@@ -103,8 +108,8 @@ pub fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, tru
         fail(format!("--schedules-out has {} lines, but traces = {}", rep.schedules.len(), rep.traces));
     }
     if mode.starts_with("optimal") {
-        if rep.traces != truth.traces.len() as u64 {
-            fail(format!("traces = {}, the oracle has {}", rep.traces, truth.traces.len()));
+        if rep.traces != traces.len() as u64 {
+            fail(format!("traces = {}, the oracle has {} ({})", rep.traces, traces.len(), eq.name()));
         }
         if rep.ssb != 0 {
             fail(format!("ssb = {}, expected 0 in optimal mode", rep.ssb));
@@ -127,14 +132,14 @@ pub fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, tru
         if e.schedule() != *s {
             fail(format!("schedule line {} is not a full schedule: [{}] runs as [{}]", i + 1, sched(s), sched(&e.schedule())));
         }
-        let key = oracle::key_of(&e.trace);
-        if !truth.traces.contains_key(&key) {
+        let key = oracle::key_under(&e.trace, eq);
+        if !traces.contains_key(&key) {
             fail(format!("schedule line {} [{}] ({}) is a trace the oracle does not have:\n{key}", i + 1, sched(s), e.outcome()));
         }
         found.entry(key).or_default().push(i + 1);
     }
     let mut missing = 0;
-    for (key, info) in &truth.traces {
+    for (key, info) in traces {
         if !found.contains_key(key) {
             missing += 1;
             if missing <= 3 {
@@ -143,7 +148,7 @@ pub fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, tru
         }
     }
     if missing > 3 {
-        fail(format!("misses {missing} of the oracle's {} traces in all", truth.traces.len()));
+        fail(format!("misses {missing} of the oracle's {} traces in all", traces.len()));
     }
     if mode.starts_with("optimal") {
         let dups: Vec<String> = found.iter().filter(|(_, l)| l.len() > 1).map(|(_, l)| format!("lines {l:?}")).collect();
@@ -190,6 +195,6 @@ pub fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, tru
             _ => {}
         }
     }
-    let n = found.keys().filter(|k| truth.traces.contains_key(*k)).count();
+    let n = found.keys().filter(|k| traces.contains_key(*k)).count();
     (fails, n)
 }

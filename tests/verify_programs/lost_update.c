@@ -4,6 +4,8 @@
 // Traces (hand count): the four accesses to x of T1 (load a, store b) and T2 (load c, store d)
 // in any order respecting a<b, c<d: 4!/(2!2!) = 6 orders; main's final load comes last.
 // expect-traces: 6
+// With reads commuting, the two loads a and c are independent: acbd~cabd and acdb~cadb, so 4.
+// expect-traces-reads-commute: 4
 // expect-bugs: assert
 #include <assert.h>
 #include <pthread.h>

@@ -10,6 +10,7 @@ use crate::race_free_words::WordUse;
 use crate::thread_names::RunThreads;
 use crate::unfolding::{action_kind, ActionIdx, EventIdx};
 use shared_proto::dependence::objects_of;
+use shared_proto::equivalence::reads_only;
 use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
 
 /// A pending operation as the event it would be (its `k` does not matter here).
@@ -64,8 +65,22 @@ impl Verifier<'_> {
                         objs.push(o);
                         continue;
                     }
+                    let read = reads_only(e.kind);
+                    if read {
+                        self.readers.read(o, me, || format!("T{} reads a word{} that writes explored so far did not know it read", tid.0, site_text(self.ex, e.site)));
+                    }
                     match self.words.classify(self.objects.key(o), e.kind, in_block, || site_text(self.ex, e.site)) {
                         WordUse::Elided => elided.push(o),
+                        // Reads commute: a read is on its thread's copy of the word, a write on
+                        // the word and every copy (see `word_readers`).
+                        WordUse::Object if self.readers.on() && read => objs.push(self.objects.reads_copy(o, me)),
+                        WordUse::Object if self.readers.on() => {
+                            objs.push(o);
+                            self.readers.wrote(o);
+                            for &r in self.readers.readers(o) {
+                                objs.push(self.objects.reads_copy(o, r));
+                            }
+                        }
                         WordUse::Object => objs.push(o),
                         WordUse::Guarded => objs.push(self.objects.atomic()),
                     }

@@ -55,7 +55,10 @@ impl Verifier<'_> {
     /// now) and keep its times.
     fn start_over(&mut self, why: &str, hooks: &mut dyn Hooks) -> Result<(), VerifyError> {
         self.release_snapshots_off(&[])?; // all of them
-        self.words.restarted();
+        if self.words.restart_needed().is_some() || self.readers.restart_needed().is_none() {
+            self.words.restarted();
+        }
+        self.readers.restarted();
         if !self.bugs.is_empty() || !self.nonterminating.is_empty() {
             // What was found stays found: nothing more is told safe.
             self.told_safe = Some(0);

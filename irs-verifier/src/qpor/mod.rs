@@ -72,6 +72,7 @@ use crate::fx_hash::FxHashMap;
 use crate::memory_limit::MemoryLimit;
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::race_free_words::RaceFreeWords;
+use crate::word_readers::WordReaders;
 use crate::thread_names::{StableThread, ThreadNames};
 use crate::unfolding::{ActionIdx, Configuration, EventIdx, Unfolding};
 use shared_proto::dependence::ObjectKey;
@@ -119,12 +120,14 @@ pub struct Verifier<'a> {
     events_buf: Vec<Event>,
     /// Which words are explored without a tree (kept across restarts).
     words: RaceFreeWords,
+    /// Who reads which word, for the words' copies (kept across restarts).
+    readers: WordReaders,
     /// Per race-free word (by object index), its last access in the path: by the thread whose
     /// object is the first, before that thread's event at the depth the second gives in its
     /// tree (see `record_accesses`), and whether it writes; undone on backtracking through
     /// `access_undo`.
-    accesses: Vec<Option<LastAccess>>,
-    access_undo: Vec<(ObjIdx, Option<LastAccess>)>,
+    accesses: Vec<word_checks::WordLog>,
+    access_undo: Vec<word_checks::Undo>,
     /// Per runtime thread id, the steps it has taken in the path since its last event (steps
     /// that are no events: accesses to race-free words).
     since: Vec<u32>,
@@ -144,10 +147,6 @@ pub struct Verifier<'a> {
     memory: Option<MemoryLimit>,
 }
 
-/// The last access to a race-free word in the path: by the thread whose object is the first,
-/// before its event at the depth the second gives; whether it writes.
-type LastAccess = (ObjIdx, u32, bool);
-
 /// " at FILE:LINE:COL (what it accesses)" for a site of the program, for people; empty if
 /// unknown.
 fn site_text(ex: &Executor, site: Option<shared_proto::SiteId>) -> String {
@@ -158,6 +157,7 @@ fn site_text(ex: &Executor, site: Option<shared_proto::SiteId>) -> String {
 impl<'a> Verifier<'a> {
     pub fn new(ex: &'a mut Executor, opts: Options) -> Verifier<'a> {
         let (skip, opts_race_free) = (opts.skip_step, opts.race_free_words);
+        let reads_commute = opts.equivalence == shared_proto::equivalence::Equivalence::ReadsCommute;
         let memory = opts.memory_limit.map(MemoryLimit::new);
         Verifier {
             ex,
@@ -185,6 +185,7 @@ impl<'a> Verifier<'a> {
             sleep_buf: Vec::new(),
             events_buf: Vec::new(),
             words: RaceFreeWords::new(opts_race_free),
+            readers: WordReaders::new(reads_commute),
             accesses: Vec::new(),
             access_undo: Vec::new(),
             since: Vec::new(),

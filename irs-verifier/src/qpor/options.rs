@@ -3,6 +3,7 @@
 //! Options only: nothing here changes what an option means once the exploration has started.
 
 use super::SnapshotPolicy;
+use shared_proto::equivalence::Equivalence;
 use shared_proto::ThreadId;
 use std::time::Duration;
 
@@ -30,6 +31,8 @@ pub struct Options {
     pub race_free_words: bool,
     /// Stop at the first bug found (the verdict is `violation` all the same).
     pub first_bug: bool,
+    /// Which accesses to a word are dependent (reads commute by default).
+    pub equivalence: Equivalence,
     /// Stop once the verifier's resident set reaches this many bytes (see `memory_limit`;
     /// checked between executions).
     pub memory_limit: Option<u64>,
@@ -37,6 +40,6 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true, first_bug: false, memory_limit: None }
+        Options { k: None, max_executions: None, time_limit: None, skip_step: DEFAULT_SKIP_STEP, snapshots: SnapshotPolicy::Auto, first_schedule: None, prune_at: DEFAULT_PRUNE_AT, race_free_words: true, first_bug: false, memory_limit: None, equivalence: Equivalence::default() }
     }
 }

@@ -43,8 +43,13 @@ pub struct Stats {
     /// events are those of the last start; the times are of all of them.
     pub racy_words: usize,
     pub race_free_words: usize,
-    /// Times the exploration started over because a word it had taken as race-free raced.
+    /// Times the exploration started over because a word it had taken as race-free raced, or a
+    /// thread was found to read a word after writes to it were made without its copy (see
+    /// `word_readers`).
     pub restarts: u64,
+    /// Reads of a word by different threads commuted to the end (reads-commute asked for, and
+    /// not given up after too many readers found late).
+    pub reads_commute: bool,
     /// Words that atomic blocks access and that race outside them: guarded by the blocks'
     /// object (see `race_free_words`).
     pub guarded_words: usize,
@@ -111,7 +116,8 @@ pub(super) fn bug_key(o: &Outcome) -> String {
 impl Verifier<'_> {
     pub(super) fn refresh_stats(&mut self) {
         (self.stats.racy_words, self.stats.race_free_words) = self.words.counts();
-        self.stats.restarts = self.words.restarts();
+        self.stats.restarts = self.words.restarts() + self.readers.restarts();
+        self.stats.reads_commute = self.readers.on();
         self.stats.guarded_words = self.words.guarded();
         self.stats.events_live = self.u.live();
         self.stats.events_peak = self.stats.events_peak.max(self.u.live());

@@ -74,7 +74,13 @@ impl Verifier<'_> {
         let mut events = std::mem::take(&mut self.events_buf);
         let walked = self.walk_steps(w, run, ended, &mut events);
         self.events_buf = events;
-        walked
+        walked?;
+        // A reader found late is noted and the run walked to its end (its other late readers
+        // are noted too), then the exploration starts over (see `word_readers`).
+        match (&w.leaf, self.readers.restart_needed()) {
+            (Some(_), Some(why)) => Err(VerifyError::Restart(why.to_string())),
+            _ => Ok(()),
+        }
     }
 
     /// [`walk_more`](Self::walk_more), with a buffer for each step's events.
@@ -233,8 +239,8 @@ impl Verifier<'_> {
     /// steps since its last event.
     pub(super) fn undo_accesses(&mut self, node: &Node) {
         while self.access_undo.len() > node.access_mark {
-            let (x, prev) = self.access_undo.pop().expect("above the mark");
-            self.accesses[x.0 as usize] = prev;
+            let undo = self.access_undo.pop().expect("above the mark");
+            self.undo_access(undo);
         }
         self.since[node.tid.index()] = node.since_before;
     }
