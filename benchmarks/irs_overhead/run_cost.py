@@ -2,7 +2,8 @@
 """The cost of `irs run` itself over the plain build, with no constraint in force: a trivial
 program (prints a line) whose verification has finished (its prefix is empty), run as
 `./prog` (the instrumented build, no irs mode: the plain path) and as `irs run -- ./prog`,
-interleaved round after round, beside `irs-full run -- ./prog` (the same command from the binary
+interleaved round after round, beside `exec_floor ./prog` (a static C program that only execs
+its arguments: what any front that execs the program costs at least) and `irs-full run -- ./prog` (the same command from the binary
 with LLVM linked in, which is what `irs` was before its light front: LLVM's static constructors
 and relocations at every start). Medians of wall time, in ms, per irs binary given (side by
 side; `irs-full` is looked for beside each).
@@ -16,6 +17,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n'
+# The least any front that `exec`s the program can cost: a static C program that does nothing
+# but exec its arguments.
+EXEC_SRC = '#include <unistd.h>\nint main(int c, char **v) { execv(v[1], v + 1); return 127; }\n'
 
 
 def timed(cmd, env):
@@ -38,6 +42,9 @@ def main():
     a = ap.parse_args()
     d = Path(tempfile.mkdtemp(prefix="irs-run-cost-"))
     (d / "triv.c").write_text(SRC)
+    (d / "exec.c").write_text(EXEC_SRC)
+    floor = d / "exec_floor"
+    subprocess.run(["clang-14", "-O2", "-static", "-o", str(floor), str(d / "exec.c")], check=True)
     cfgs = []
     for i, irs in enumerate(a.irs):
         exe = d / f"triv{i}"
@@ -53,23 +60,24 @@ def main():
         st = json.loads(subprocess.run([irs, "status", "--json", str(exe)], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL).stdout)
         assert st["constraints_in_force"] == 0, st
         cfgs.append((irs, exe, env))
-    whats = ("plain", "irs run", "irs-full run")
+    whats = ("plain", "exec floor", "irs run", "irs-full run")
     times = {(irs, what): [] for irs, _, _ in cfgs for what in whats}
     for _ in range(a.runs):
         for irs, exe, env in cfgs:
             full = Path(irs).with_name("irs-full")
             times[(irs, "plain")].append(timed([str(exe)], env))
+            times[(irs, "exec floor")].append(timed([str(floor), str(exe)], env))
             times[(irs, "irs run")].append(timed([irs, "run", "--", str(exe)], env))
             if full.exists():
                 times[(irs, "irs-full run")].append(timed([str(full), "run", "--", str(exe)], env))
     print(f"{a.runs} rounds, interleaved; medians in ms (no constraint in force: verification finished, empty prefix); load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
     for col, name in ((0, "wall time"), (1, "CPU time (user + system, the program included)")):
         print(f"{name}:\n")
-        print("| irs | plain `./prog` | `irs run -- ./prog` | cost of `irs run` | `irs-full run -- ./prog` | cost of `irs-full run` |")
-        print("|---|---|---|---|---|---|")
+        print("| irs | plain `./prog` | exec floor | cost of the floor | `irs run -- ./prog` | cost of `irs run` | `irs-full run -- ./prog` | cost of `irs-full run` |")
+        print("|---|---|---|---|---|---|---|---|")
         for irs, _, _ in cfgs:
             m = {w: statistics.median(x[col] for x in times[(irs, w)]) if times[(irs, w)] else float("nan") for w in whats}
-            print(f"| {irs} | {m['plain']:.2f} | {m['irs run']:.2f} | {m['irs run'] - m['plain']:.2f} | {m['irs-full run']:.2f} | {m['irs-full run'] - m['plain']:.2f} |")
+            print(f"| {irs} | {m['plain']:.2f} | {m['exec floor']:.2f} | {m['exec floor'] - m['plain']:.2f} | {m['irs run']:.2f} | {m['irs run'] - m['plain']:.2f} | {m['irs-full run']:.2f} | {m['irs-full run'] - m['plain']:.2f} |")
         print()
 
 

@@ -35,8 +35,9 @@ or a wrong verdict).
 
 Trace counts differ by design and are reported, never compared as equal: irs builds
 condition variables, semaphores, rwlocks and barriers from internal locks and choices
-(docs/src/synchronisation.md) and counts the orders of those internal lock events (and
-treats two reads of one word as dependent); the peers model their primitives natively, or here
+(docs/src/synchronisation.md) and counts the orders of those internal lock events (two reads
+of one word commute, the default; each instance also runs once with `--equivalence
+mazurkiewicz`, every access to a word dependent); the peers model their primitives natively, or here
 through the spin-wait stand-ins, and GenMC counts executions up to reads-from.
 
 A tool process still running at the time limit is killed with its whole process group (each
@@ -65,6 +66,7 @@ PRIMITIVES = {
     "stencil": {"barrier"},
     "treiber_stack": {"atomics"},
     "sem_pipeline": {"sem"},
+    "thpool_like": {"mutex", "cond"},
 }
 MODELS = {
     "genmc": {"mutex", "barrier", "atomics"},
@@ -86,6 +88,10 @@ DESCRIPTION = {
     "treiber_stack -DBUG": "push = atomic load + atomic store (no compare_exchange)",
     "sem_pipeline": "2 stages, channel of 1 slot with semaphores slots/items, 3 items",
     "sem_pipeline -DBUG": "stage 2 posts `slots` before reading the slot",
+    "thpool_like -DWORKERS=1 -DJOBS=2": "C-Thread-Pool's shape (job queue, binary semaphore from mutex + condvar, keepalive, thpool_wait on an idle condvar), 1 worker, 2 jobs",
+    "thpool_like -DWORKERS=2 -DJOBS=1": "the same, 2 workers, 1 job",
+    "thpool_like -DWORKERS=2 -DJOBS=2": "the same, 2 workers, 2 jobs",
+    "thpool_like -DWORKERS=1 -DJOBS=2 -DBUG": "a worker counts itself idle before its job runs (thpool_wait returns early)",
 }
 
 class Inst:
@@ -122,6 +128,9 @@ for _p in ("bounded_buffer", "thread_pool", "rw_cache", "stencil", "treiber_stac
     if _p == "bounded_buffer":
         INSTANCES.append(Inst(_p, [("PRODUCERS", 2)]))
     INSTANCES.append(Inst(_p, bug=True))
+for _w, _j in ((1, 2), (2, 1), (2, 2)):
+    INSTANCES.append(Inst("thpool_like", [("WORKERS", _w), ("JOBS", _j)]))
+INSTANCES.append(Inst("thpool_like", [("WORKERS", 1), ("JOBS", 2)], bug=True))
 
 # ---------------------------------------------------------------------------------------------
 # Running.
@@ -163,9 +172,10 @@ def first_line(text, pattern):
     m = re.search(pattern, text, re.M)
     return m.group(1).strip() if m else None
 
-def run_irs(a, inst, wd):
+def run_irs(a, inst, wd, equivalence=None):
+    """irs on one instance; `equivalence`: `--equivalence NAME` (recorded as tool `irs-NAME`)."""
     exe = wd / f"{inst.slug}.irs"
-    rec = {"tool": "irs", "how": "native"}
+    rec = {"tool": "irs" if equivalence is None else f"irs-{equivalence}", "how": "native"}
     cc = [a.irs, "cc", "-O1", "-pthread", *inst.dflags, "-o", str(exe), str(inst.source)]
     r = run_cmd(cc, a.time_limit, wd)
     rec["compile_s"] = r["wall"]
@@ -174,7 +184,8 @@ def run_irs(a, inst, wd):
         rec.update(verdict="error", note=f"irs cc failed (rc {r['rc']}): {tail}", command=shlex.join(cc))
         return rec
     bugs = wd / "bugs"
-    cmd = [a.irs, "verify", "--json", "--time-limit", f"{a.time_limit:g}", "--out-dir", str(bugs), "--", str(exe)]
+    eq = ["--equivalence", equivalence] if equivalence else []
+    cmd = [a.irs, "verify", "--json", "--time-limit", f"{a.time_limit:g}", *eq, "--out-dir", str(bugs), "--", str(exe)]
     r = run_cmd(cmd, a.time_limit, wd, kill_after=a.time_limit + 60)
     rec.update(command=shlex.join(cmd), wall=r["wall"], total_s=rec["compile_s"] + r["wall"],
                maxrss_wait4_kb=r["maxrss_kb"], rc=r["rc"])
@@ -355,8 +366,9 @@ def write_report(records, meta, out):
              "stopped at the time limit); GenMC and Nidhugg: `safe` = \"No errors were detected\", `violation` = the "
              "error they report (an assertion, or GenMC's \"Non-atomic race\"), `timeout` = killed at the limit. "
              "**Bold**: not the expected verdict (correct programs `safe`, `-DBUG` variants `violation`).")
-    L.append("- *traces*: irs `traces` (complete executions that are not sleep-set blocked, one per Mazurkiewicz "
-             "trace); GenMC \"Number of complete executions explored\"; Nidhugg \"Trace count\". *blocked*: "
+    L.append("- *traces*: irs `traces` (complete executions that are not sleep-set blocked, one per trace with "
+             "reads of a word commuting, the default; *irs traces, Mazurkiewicz*: the same with "
+             "`--equivalence mazurkiewicz`, every access to a word dependent, one run); GenMC \"Number of complete executions explored\"; Nidhugg \"Trace count\". *blocked*: "
              "irs `ssb`; GenMC \"blocked executions seen\"; Nidhugg sleep-set + assume + await-blocked traces "
              "(with the stand-ins, mostly spin-waits cut short by an assume). *discarded*: irs's executions "
              "ended by a failed assumption or with a thread halted in a spin-wait (none of these programs spins). "
@@ -373,14 +385,14 @@ def write_report(records, meta, out):
              "there are what they explored before it, and the times are not comparable.\n")
     L.append("Trace counts differ by design and are not expected to be equal: irs builds condition variables, "
              "semaphores, rwlocks and barriers from internal locks and choices (docs/src/synchronisation.md"
-             ") and counts the orders of those internal events, and it treats two reads of one word "
-             "as dependent; the peers model their primitives natively, or here through spin-wait stand-ins whose "
+             ") and counts the orders of those internal events (two reads of one word commute, as for "
+             "Nidhugg); the peers model their primitives natively, or here through spin-wait stand-ins whose "
              "extra reads and blocked executions are their own, and GenMC counts executions up to reads-from "
              "(two reads of the same write are not ordered).\n")
 
     L.append("## Side by side\n")
-    hdr = "| instance | expected | irs verdict | irs traces | irs s | irs cc + verify s |"
-    sep = "| --- | --- | --- | ---: | ---: | ---: |"
+    hdr = "| instance | expected | irs verdict | irs traces | irs traces, Mazurkiewicz | irs s | irs cc + verify s |"
+    sep = "| --- | --- | --- | ---: | ---: | ---: | ---: |"
     for t in tools:
         if t == "irs":
             continue
@@ -391,7 +403,9 @@ def write_report(records, meta, out):
     for lab in labels:
         exp = meta["expected"][lab]
         irs = merge(by.get((lab, "irs", False), []))
-        line = (f"| `{lab}` | {exp} | {vcell(irs, exp)} | {fn(irs and irs.get('traces'))} | "
+        mz = merge(by.get((lab, "irs-mazurkiewicz", False), []))
+        mz_cell = fn(mz and mz.get("traces")) + (" (timeout)" if mz and mz.get("verdict") == "timeout" else "")
+        line = (f"| `{lab}` | {exp} | {vcell(irs, exp)} | {fn(irs and irs.get('traces'))} | {mz_cell} | "
                 f"{fs(irs and irs.get('seconds'))} | {fs(irs and irs.get('total_s'))} |")
         for t in tools:
             if t == "irs":
@@ -557,6 +571,13 @@ def main():
                     rec.update(instance=inst.label, rep=rep)
                     records.append(rec)
                     show(inst, rec, rep)
+            if "irs" in tools:
+                # The same instance with every access to a word dependent, once: the count the
+                # reads-commute default is compared with.
+                rec = run_irs(a, inst, wd, equivalence="mazurkiewicz")
+                rec.update(instance=inst.label, rep=0)
+                records.append(rec)
+                show(inst, rec, 0)
             if a.native_unsupported:
                 for t in tools:
                     if t != "irs" and inst.missing(t):
