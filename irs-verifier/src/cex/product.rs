@@ -1,0 +1,94 @@
+//! Every placement of a memory event on several objects (see [`Product`]): the part of
+//! conflicting extensions (000 §5.3) that a write with its word's reader copies (DESIGN §3's
+//! reads-commute refinement, `word_readers`) or an access spanning words needs.
+
+use crate::object_table::ObjIdx;
+use crate::unfolding::{ActionIdx, EventIdx, Unfolding};
+use shared_proto::EventKind;
+
+/// Memory events on at most this many objects besides their thread get every placement (see
+/// [`Product`]); wider ones (a large `memcpy`) are moved up one object at a time, with the
+/// smallest history on the others.
+pub(super) const MAX_PRODUCT_OBJECTS: usize = 32;
+
+/// The conflicting extensions of a memory event on several objects: a write to a word read by
+/// other threads (on the word and on each reader's copy, see `word_readers`), or an access that
+/// spans words. Moving it up one object's chain with the smallest history on the others (as a
+/// lock moves) misses events: with readers `R1`, `R2` of `x` and a write `w` after both, `w`
+/// placed before `R1`'s read but still after `R2`'s is in immediate conflict with `R1`'s read,
+/// and the only alternative that reaches "`R2` reads before `w`, `R1` after" needs it (the
+/// exploration lost that trace without it). So every placement is made: on each object `o`, a
+/// predecessor `P_o` on `o`'s chain in `C` between the thread predecessor's last event on `o`
+/// and the event's own predecessor there, such that the placements agree (for every two
+/// objects `o`, `x`: the last event on `x` in `[P_o]` is not deeper than `P_x`, so `P_x` is the
+/// last event on `x` in the union of the histories). Each placement other than the event's own
+/// is an event whose history is in `C` and which conflicts with it: `cex(C)` (000 §5.3) holds
+/// exactly these.
+#[derive(Default)]
+pub(super) struct Product {
+    /// Per object other than the thread's (by slot of the action's objects), its candidates,
+    /// deepest first: (event, depth on the object).
+    cands: Vec<Vec<(Option<EventIdx>, u32)>>,
+    slots: Vec<usize>,
+    chosen: Vec<usize>,
+    new_preds: Vec<Option<EventIdx>>,
+}
+
+impl Product {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn add(&mut self, u: &mut Unfolding, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, gap: u32) {
+        self.slots.clear();
+        self.slots.extend((0..objs.len()).filter(|&i| objs[i] != own));
+        self.cands.resize_with(self.slots.len(), Vec::new);
+        for (n, &i) in self.slots.iter().enumerate() {
+            let o = objs[i];
+            let stop = u.depth_on(t0.and_then(|t| u.last_on(t, o)), o);
+            let c = &mut self.cands[n];
+            c.clear();
+            let (mut r, mut depth) = (preds[i], u.depth_on(preds[i], o));
+            c.push((r, depth));
+            while let Some(rr) = r {
+                if depth <= stop {
+                    break;
+                }
+                r = u.pred(rr, o);
+                depth -= 1;
+                c.push((r, depth));
+            }
+        }
+        self.chosen.clear();
+        self.new_preds.clear();
+        self.new_preds.extend_from_slice(preds);
+        self.new_preds.iter_mut().zip(objs).filter(|(_, &o)| o == own).for_each(|(p, _)| *p = t0);
+        self.choose(u, action, kind, objs, gap);
+    }
+
+    /// Choose a candidate for the next object (each agreeing with those chosen), and make the
+    /// event once every object has one.
+    fn choose(&mut self, u: &mut Unfolding, action: ActionIdx, kind: EventKind, objs: &[ObjIdx], gap: u32) {
+        let level = self.chosen.len();
+        if level == self.slots.len() {
+            if self.chosen.iter().any(|&c| c != 0) {
+                u.event(action, &self.new_preds, kind, gap);
+            }
+            return;
+        }
+        let o = objs[self.slots[level]];
+        for c in 0..self.cands[level].len() {
+            let (p, d) = self.cands[level][c];
+            let agrees = (0..level).all(|j| {
+                let (pj, dj) = self.cands[j][self.chosen[j]];
+                let oj = objs[self.slots[j]];
+                u.depth_on(pj.and_then(|x| u.last_on(x, o)), o) <= d && u.depth_on(p.and_then(|x| u.last_on(x, oj)), oj) <= dj
+            });
+            if !agrees {
+                continue;
+            }
+            self.chosen.push(c);
+            self.new_preds[self.slots[level]] = p;
+            self.choose(u, action, kind, objs, gap);
+            self.chosen.pop();
+        }
+    }
+}
+
