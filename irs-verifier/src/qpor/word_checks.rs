@@ -10,7 +10,7 @@
 use super::{site_text, Verifier};
 use crate::object_table::ObjIdx;
 use crate::unfolding::{ActionIdx, EventIdx};
-use shared_proto::equivalence::Equivalence;
+use shared_proto::equivalence::{reads_only, Equivalence};
 use shared_proto::{EventKind, ThreadId};
 
 /// An access to a race-free word in the path: by the thread whose object is `own`, before its
@@ -39,13 +39,11 @@ pub(super) enum Undo {
     Whole { x: ObjIdx, prev: WordLog },
 }
 
-/// Whether an operation of this kind may write its words (a data race needs a write): plain
-/// and atomic loads do not; anything else, an atomic block included, is taken to.
+/// Whether an operation of this kind may write its words (a data race needs a write): anything
+/// but a plain or atomic load, an atomic block included (the one definition of a read is
+/// `shared_proto::equivalence::reads_only`).
 pub(super) fn writes(kind: EventKind) -> bool {
-    match kind {
-        EventKind::Access(k) => k.writes(),
-        _ => true,
-    }
+    !reads_only(kind)
 }
 
 impl Verifier<'_> {
