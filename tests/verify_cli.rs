@@ -498,13 +498,11 @@ int main(void) { pthread_t th; pthread_create(&th, 0, t, 0); pthread_cancel(th);
 }
 
 /// A mutex in a heap block that another thread freed while holding it (chan's `close`, found on
-/// a real channel library): an execution that reaches the unlock reports it as the use after free
-/// it is, naming who freed the block. Which executions `irs verify` runs is not enough to reach
-/// it: a `free` is no event, so the exploration does not order it against the other thread's
-/// unlock (a known gap, docs/src/exploration.md "Known gaps"; with every access to a word
-/// dependent the explored representative happened to free first, with reads commuting it
-/// happens to unlock first). The schedule below is the one that frees first: main creates the
-/// closer, which locks and sets `closed`; main reads it and frees; the closer unlocks.
+/// a real channel library): the free is a write of the block's words and the unlock a read of
+/// the mutex's first word, so the exploration orders them both ways and `irs verify` reports the
+/// use after free under either relation, naming who freed the block; the schedule it writes
+/// replays to it. main creates the closer, which locks and sets `closed`; main reads it and
+/// frees; the closer unlocks.
 const UNLOCK_AFTER_FREE: &str = r#"
 #include <pthread.h>
 #include <stdlib.h>
@@ -533,9 +531,14 @@ int main(void) {
 fn an_unlock_in_a_freed_block_is_reported_as_a_use_after_free() {
     let d = scratch("verify_cli/unlock_after_free");
     let prog = build(&d, "uaf", UNLOCK_AFTER_FREE, &[]);
-    let schedule = d.join("free_first.schedule");
-    std::fs::write(&schedule, "0,0,0,0,0,0,1,1,1,1,0,0,1,1\n").unwrap();
-    let r = run(Command::new(irs()).args(["replay", "--schedule"]).arg(&schedule).arg("--").arg(&prog).current_dir(&d), None, T).unwrap();
-    let out = format!("{}{}", r.stdout, r.stderr);
-    assert!(out.contains("T1 unlocks mutex") && out.contains("in a heap block T0 freed (a use after free)"), "{out}");
+    for eq in ["reads-commute", "mazurkiewicz"] {
+        let o = verify(&d, &["--json", "--equivalence", eq], &prog);
+        assert_eq!(o.status.code(), Some(1), "{eq}: {}{}", o.stdout, o.stderr);
+        let j = json(&o);
+        let v = &j["violations"][0];
+        let message = v["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("T1 unlocks mutex heap[T0#0] in a heap block T0 freed (a use after free)"), "{eq}: {j}");
+        let r = run(Command::new(irs()).args(["replay", "--schedule", v["schedule"].as_str().unwrap(), "--"]).arg(&prog).current_dir(&d), None, T).unwrap();
+        assert!(format!("{}{}", r.stdout, r.stderr).contains(message), "{eq}: {}", r.stdout);
+    }
 }

@@ -13,16 +13,22 @@ pub enum AccessKind {
     Rmw,
     /// cmpxchg: `atomic_compare_exchange_*`, `__sync_bool_compare_and_swap`, ...
     CmpXchg,
+    /// `free` (or a `realloc` of the block): a write of every word of the block, so that it
+    /// is dependent with every access to the block and with every operation on a mutex in it
+    /// (which reads the mutex's first word, `dependence::objects_of`). The runtime makes it,
+    /// never the pass.
+    Free,
 }
 
 impl AccessKind {
-    pub const ALL: [AccessKind; 6] = [
+    pub const ALL: [AccessKind; 7] = [
         AccessKind::Load,
         AccessKind::Store,
         AccessKind::AtomicLoad,
         AccessKind::AtomicStore,
         AccessKind::Rmw,
         AccessKind::CmpXchg,
+        AccessKind::Free,
     ];
 
     pub fn name(self) -> &'static str {
@@ -33,6 +39,7 @@ impl AccessKind {
             AccessKind::AtomicStore => "atomic-store",
             AccessKind::Rmw => "rmw",
             AccessKind::CmpXchg => "cmpxchg",
+            AccessKind::Free => "free",
         }
     }
 

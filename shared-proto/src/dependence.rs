@@ -8,9 +8,17 @@
 //! object. Since every event of `v` belongs to `v` too (its own thread), a kill is dependent
 //! with all of `v`'s events: `v` moves before it or not at all. (The thread itself is not in
 //! this function's result; callers add it.)
+//!
+//! Freed memory: a `free` is a write of its block's words (`AccessKind::Free`), and an
+//! operation on a program's mutex reads the mutex's first word besides its mutex, so that a free
+//! and an operation on a mutex in the freed block are dependent (the exploration then orders
+//! them both ways and finds the use after free; the requirement table keeps their order in
+//! production). Two operations on one mutex are dependent through the mutex already; as reads of
+//! its word they commute, so the word adds no order of its own between them.
 
 use crate::event::{Event, EventKind, ObjectRef};
 use crate::logical_addr::Region;
+use crate::sync_object;
 
 /// An object events synchronise on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,6 +40,17 @@ const UNKNOWN_SIZE: u64 = 1;
 /// Larger accesses (big memcpys) are clipped: their first 4 KiB name their objects.
 const MAX_WORDS: u64 = 1024;
 
+/// The words `len` bytes from `start` in `region` cover (a stack's offsets count down from the
+/// top: there the bytes are `[start - len, start)`), clipped to [`MAX_WORDS`].
+fn words(region: Region, start: u64, len: u64) -> std::ops::RangeInclusive<u64> {
+    let (lo, hi) = match region {
+        Region::Stack { .. } => (start.saturating_sub(len), start),
+        _ => (start, start.saturating_add(len)),
+    };
+    let first = lo / 4;
+    first..=(hi.saturating_sub(1) / 4).min(first + MAX_WORDS - 1)
+}
+
 /// The objects an event belongs to, besides its thread (an iterator: the verifier asks for
 /// every step of every run, and collecting them cost an allocation each).
 pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
@@ -42,25 +61,22 @@ pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
                 None => (Region::Static, addr),
             };
             let len = if size == 0 { UNKNOWN_SIZE } else { size as u64 };
-            // Stack offsets count down from the top: the access covers [offset - len, offset).
-            let (lo, hi) = match region {
-                Region::Stack { .. } => (start.saturating_sub(len), start),
-                _ => (start, start.saturating_add(len)),
-            };
-            let first = lo / 4;
-            let last = (hi.saturating_sub(1) / 4).min(first + MAX_WORDS - 1);
-            (Some((region, first..=last)), None)
+            (Some((region, words(region, start, len))), None)
         }
         (_, ObjectRef::Mutex { addr, logical }) => {
             let (region, offset) = logical.map(|l| (l.region, l.offset)).unwrap_or((Region::Static, addr));
-            (None, Some(ObjectKey::Mutex(region, offset)))
+            // A program's mutex lies in memory a free may release: its operations read its first
+            // word. An internal object of a primitive (`sync_object`) is no memory.
+            let word = sync_object::decode(addr).is_none().then(|| (region, words(region, offset, 1)));
+            (word, Some(ObjectKey::Mutex(region, offset)))
         }
         (_, ObjectRef::Thread(t)) => (None, Some(ObjectKey::Thread(t.0))),
         (_, ObjectRef::Process) => (None, Some(ObjectKey::Process)),
         (_, ObjectRef::Atomic) => (None, Some(ObjectKey::Atomic)),
         _ => (None, None),
     };
-    words.into_iter().flat_map(|(region, ws)| ws.map(move |w| ObjectKey::Word(region, w))).chain(one)
+    // The mutex first: callers that look at the first object see what the event is on.
+    one.into_iter().chain(words.into_iter().flat_map(|(region, ws)| ws.map(move |w| ObjectKey::Word(region, w))))
 }
 
 #[cfg(test)]
@@ -83,5 +99,18 @@ mod tests {
         assert_eq!(long_at_8.len(), 2);
         assert!(long_at_8.contains(&int_at_8[0]));
         assert!(objects_of(&access(12, 4)).all(|w| !int_at_8.contains(&w)));
+    }
+
+    /// A mutex operation reads the mutex's first word, which a free of its block writes; an
+    /// internal object of a primitive has no word.
+    #[test]
+    fn a_mutex_operation_is_on_its_first_word_too() {
+        let lock = |addr: u64| Event { tid: ThreadId(1), k: 0, site: None, kind: EventKind::Lock, object: ObjectRef::Mutex { addr, logical: None } };
+        let free = Event { tid: ThreadId(0), k: 0, site: None, kind: EventKind::Access(AccessKind::Free), object: ObjectRef::Memory { addr: 64, size: 48, logical: None } };
+        let of_lock: Vec<_> = objects_of(&lock(72)).collect();
+        assert_eq!(of_lock, vec![ObjectKey::Mutex(Region::Static, 72), ObjectKey::Word(Region::Static, 18)]);
+        assert!(objects_of(&free).any(|k| k == of_lock[1]));
+        let internal = sync_object::sub(72, 1);
+        assert_eq!(objects_of(&lock(internal)).count(), 1);
     }
 }

@@ -51,9 +51,15 @@ impl Equivalence {
     }
 }
 
-/// Whether an event of this kind only reads its words (a plain or atomic load).
+/// Whether an event of this kind only reads its words: a plain or atomic load, or an operation
+/// on a mutex, whose word it reads (see `dependence`: its order with other operations on the
+/// mutex is the mutex's).
 pub fn reads_only(kind: EventKind) -> bool {
-    matches!(kind, EventKind::Access(k) if !k.writes())
+    match kind {
+        EventKind::Access(k) => !k.writes(),
+        EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail => true,
+        _ => false,
+    }
 }
 
 /// Per object, the events of one trace (by index) that a later event on it is dependent on.
@@ -145,6 +151,8 @@ mod tests {
         assert!(conflict_on(Equivalence::ReadsCommute, &w, load, store));
         assert!(conflict_on(Equivalence::ReadsCommute, &w, EventKind::Access(AccessKind::CmpXchg), load));
         assert!(conflict_on(Equivalence::ReadsCommute, &m, EventKind::Lock, EventKind::Lock));
+        assert!(!conflict_on(Equivalence::ReadsCommute, &w, EventKind::Unlock, EventKind::Lock));
+        assert!(conflict_on(Equivalence::ReadsCommute, &w, EventKind::Unlock, EventKind::Access(AccessKind::Free)));
         assert!(conflict_on(Equivalence::Mazurkiewicz, &w, load, load));
         assert_eq!(Equivalence::from_name("mazurkiewicz"), Some(Equivalence::Mazurkiewicz));
         assert_eq!(Equivalence::from_name(Equivalence::default().name()), Some(Equivalence::ReadsCommute));

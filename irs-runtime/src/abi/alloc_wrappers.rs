@@ -2,9 +2,20 @@
 //! EXPLORE the scheduler names each block by its allocating thread and that thread's
 //! allocation count, so that a schedule names the same objects whatever unrelated threads
 //! allocated. The allocation itself is the C library's, in every mode.
+//!
+//! A `free` (and a `realloc` of a block) is a visible operation in every mode: a write of every
+//! word of the block (`AccessKind::Free`, `shared_proto::dependence`), made through the same
+//! callbacks as an instrumented access, so that it counts as an event wherever an access does
+//! (the thread's fast-path flag on) and is dependent with the other threads' accesses to the
+//! block and their operations on mutexes in it. Its size is the C library's usable size of the
+//! block, the same in every mode.
 
-use crate::mode::{self, Mode};
+use crate::abi::callbacks::{__irs_after, __irs_before};
 use crate::explore::scheduler;
+use crate::mode::{self, Mode};
+use crate::thread::thread_flag;
+use shared_proto::abi::encode_info;
+use shared_proto::AccessKind;
 use std::ffi::c_void;
 
 fn explore() -> bool {
@@ -35,27 +46,55 @@ pub unsafe extern "C" fn __irs_calloc(n: usize, size: usize, _site: u64) -> *mut
     p
 }
 
+/// Run `release` (which frees or reallocates the heap block `p`) as the event that writes the
+/// whole block (see the module doc); without the event where the thread makes none (a null
+/// `p`, the fast-path flag off).
+///
+/// # Safety
+/// `p` is null or a live block of the C library's allocator.
+unsafe fn releasing<R>(p: *mut c_void, site: u64, release: impl FnOnce() -> R) -> R {
+    if p.is_null() || !thread_flag::active() {
+        return release();
+    }
+    // SAFETY: a live block of the allocator, per the contract.
+    let size = unsafe { libc::malloc_usable_size(p) };
+    __irs_before(site, p, encode_info(AccessKind::Free, size as u64));
+    let r = release();
+    __irs_after(site);
+    r
+}
+
 /// # Safety
 /// Same contract as `realloc`.
 #[no_mangle]
-pub unsafe extern "C" fn __irs_realloc(old: *mut c_void, size: usize, _site: u64) -> *mut c_void {
-    // SAFETY: forwarded unchanged.
-    let p = unsafe { libc::realloc(old, size) };
-    if explore() && !p.is_null() {
-        // A moved or resized block is a new allocation of the thread that resized it.
-        scheduler::freed(old);
-        scheduler::allocated(p, size);
+pub unsafe extern "C" fn __irs_realloc(old: *mut c_void, size: usize, site: u64) -> *mut c_void {
+    // SAFETY: `old` is null or a live block, per `realloc`'s contract.
+    unsafe {
+        releasing(old, site, || {
+            // SAFETY: forwarded unchanged.
+            let p = libc::realloc(old, size);
+            if explore() && !p.is_null() {
+                // A moved or resized block is a new allocation of the thread that resized it.
+                scheduler::freed(old);
+                scheduler::allocated(p, size);
+            }
+            p
+        })
     }
-    p
 }
 
 /// # Safety
 /// Same contract as `free`.
 #[no_mangle]
-pub unsafe extern "C" fn __irs_free(p: *mut c_void, _site: u64) {
-    if explore() {
-        scheduler::freed(p);
+pub unsafe extern "C" fn __irs_free(p: *mut c_void, site: u64) {
+    // SAFETY: `p` is null or a live block, per `free`'s contract.
+    unsafe {
+        releasing(p, site, || {
+            if explore() {
+                scheduler::freed(p);
+            }
+            // SAFETY: forwarded unchanged.
+            libc::free(p)
+        })
     }
-    // SAFETY: forwarded unchanged.
-    unsafe { libc::free(p) }
 }

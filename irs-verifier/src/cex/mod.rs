@@ -10,7 +10,9 @@
 //! thread that the ender's history does not hold; and a join left waiting for good because the
 //! thread it joins was killed, which moves before the kill. An end moves up the process's chain
 //! (before another thread's end). A memory event on several objects (a write with its word's
-//! reader copies, an access spanning words) gets every agreeing placement instead (`product`).
+//! reader copies, an access spanning words, a free) or an operation on a mutex that is on a word
+//! too (the mutex's first word, when a free makes it racy) gets every agreeing placement
+//! instead (`product`).
 
 mod product;
 
@@ -80,8 +82,11 @@ impl Extensions {
         objs.extend_from_slice(&u.actions(action).objects);
         let t0 = objs.iter().position(|&o| o == own).and_then(|i| preds[i]);
         let others = objs.len() - 1;
-        if (2..=MAX_PRODUCT_OBJECTS).contains(&others) && objs.iter().all(|&o| o == own || matches!(objects.class(o), ObjClass::Memory | ObjClass::Atomic)) {
-            self.product.add(u, action, kind, preds, objs, own, t0, gap);
+        let placeable = |o: ObjIdx| matches!(objects.class(o), ObjClass::Memory | ObjClass::Atomic);
+        let mutexes = objs.iter().filter(|&&o| objects.class(o) == ObjClass::Mutex).count();
+        if (2..=MAX_PRODUCT_OBJECTS).contains(&others) && mutexes <= 1 && objs.iter().all(|&o| o == own || placeable(o) || objects.class(o) == ObjClass::Mutex) {
+            let mutex = objs.iter().position(|&o| objects.class(o) == ObjClass::Mutex);
+            self.product.add(u, action, kind, preds, objs, own, t0, mutex, gap);
             return;
         }
         for (slot, &o) in objs.iter().enumerate() {

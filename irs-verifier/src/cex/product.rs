@@ -1,7 +1,9 @@
 //! Every placement of a memory event on several objects (see [`Product`]): the part of
 //! conflicting extensions (000 §5.3) that a write with its word's reader copies (DESIGN §3's
-//! reads-commute refinement, `word_readers`) or an access spanning words needs.
+//! reads-commute refinement, `word_readers`), an access spanning words, a free, or an operation
+//! on a mutex that is on the mutex's word too needs.
 
+use super::mutex_free_after;
 use crate::object_table::ObjIdx;
 use crate::unfolding::{ActionIdx, EventIdx, Unfolding};
 use shared_proto::EventKind;
@@ -24,6 +26,10 @@ pub(super) const MAX_PRODUCT_OBJECTS: usize = 32;
 /// last event on `x` in the union of the histories). Each placement other than the event's own
 /// is an event whose history is in `C` and which conflicts with it: `cex(C)` (000 §5.3) holds
 /// exactly these.
+///
+/// An operation on a mutex that is on a word too (its first word, `dependence::objects_of`)
+/// is placed the same way, with the mutex as one of the objects: a lock only where the mutex is
+/// free after its predecessor there, a trylock anywhere, failing where the mutex is held.
 #[derive(Default)]
 pub(super) struct Product {
     /// Per object other than the thread's (by slot of the action's objects), its candidates,
@@ -32,13 +38,17 @@ pub(super) struct Product {
     slots: Vec<usize>,
     chosen: Vec<usize>,
     new_preds: Vec<Option<EventIdx>>,
+    /// The slot (in `slots`) of the mutex, if the event is on one.
+    mutex: Option<usize>,
 }
 
 impl Product {
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn add(&mut self, u: &mut Unfolding, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, gap: u32) {
+    /// `mutex`: the index in `objs` of the mutex the event is on, if any.
+    pub(super) fn add(&mut self, u: &mut Unfolding, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, mutex: Option<usize>, gap: u32) {
         self.slots.clear();
         self.slots.extend((0..objs.len()).filter(|&i| objs[i] != own));
+        self.mutex = mutex.and_then(|m| self.slots.iter().position(|&i| i == m));
         self.cands.resize_with(self.slots.len(), Vec::new);
         for (n, &i) in self.slots.iter().enumerate() {
             let o = objs[i];
@@ -69,6 +79,10 @@ impl Product {
         let level = self.chosen.len();
         if level == self.slots.len() {
             if self.chosen.iter().any(|&c| c != 0) {
+                let kind = match (kind, self.mutex) {
+                    (EventKind::TryLock, Some(m)) if !mutex_free_after(u, objs[self.slots[m]], self.new_preds[self.slots[m]]) => EventKind::TryLockFail,
+                    (k, _) => k,
+                };
                 u.event(action, &self.new_preds, kind, gap);
             }
             return;
@@ -76,6 +90,9 @@ impl Product {
         let o = objs[self.slots[level]];
         for c in 0..self.cands[level].len() {
             let (p, d) = self.cands[level][c];
+            if kind == EventKind::Lock && self.mutex == Some(level) && !mutex_free_after(u, o, p) {
+                continue;
+            }
             let agrees = (0..level).all(|j| {
                 let (pj, dj) = self.cands[j][self.chosen[j]];
                 let oj = objs[self.slots[j]];

@@ -9,7 +9,7 @@ use crate::object_table::{ObjClass, ObjIdx};
 use crate::race_free_words::WordUse;
 use crate::thread_names::RunThreads;
 use crate::unfolding::{action_kind, ActionIdx, EventIdx};
-use shared_proto::dependence::objects_of;
+use shared_proto::dependence::{objects_of, ObjectKey};
 use shared_proto::equivalence::reads_only;
 use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
 
@@ -23,13 +23,14 @@ impl Verifier<'_> {
     /// object.
     pub(super) fn action_for(&mut self, threads: &RunThreads, tid: ThreadId, site: Option<shared_proto::SiteId>, kind: EventKind, events: &[Event]) -> (ActionIdx, ObjIdx) {
         let me = threads.stable(tid);
-        // Most operations are one event on one object: then the action is a function of the
-        // thread, the site, the kind and that object, looked up at once.
+        // Most operations are one event on one object (or on a mutex and its word, a function of
+        // the mutex): then the action is a function of the thread, the site, the kind and that
+        // object, looked up at once.
         let single = match events {
             [e] if kind != EventKind::Create => {
                 let mut keys = objects_of(e);
-                match (keys.next(), keys.next()) {
-                    (Some(k), None) => Some((me, site, action_kind(kind), crate::object_table::stable(k, threads))),
+                match (keys.next(), keys.next(), keys.next()) {
+                    (Some(k), None, None) | (Some(k @ ObjectKey::Mutex(..)), Some(ObjectKey::Word(..)), None) => Some((me, site, action_kind(kind), crate::object_table::stable(k, threads))),
                     _ => None,
                 }
             }

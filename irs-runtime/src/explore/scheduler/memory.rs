@@ -33,6 +33,17 @@ impl Scheduler {
     }
 }
 
+impl Scheduler {
+    /// The logical address of the mutex at `m`: a mutex in a freed block keeps the block's name,
+    /// so that an operation on it after the free is on the words the free wrote (and is the
+    /// same action as before the free). Plain accesses to freed memory are not named so: memory
+    /// the C library allocated for itself (`strdup`, `fopen`) is not in the heap map, and one of
+    /// its blocks at a freed address would take the freed block's name.
+    pub(super) fn logical_mutex(&self, m: u64) -> LogicalAddr {
+        freed_block(self, m).map_or_else(|| self.logical(m), |(_, at)| at)
+    }
+}
+
 /// A block the running thread allocated (not a visible operation: it only names memory).
 pub fn allocated(p: *mut c_void, size: usize) {
     if p.is_null() {
@@ -46,14 +57,24 @@ pub fn allocated(p: *mut c_void, size: usize) {
         s.heap.insert(p as u64, (size as u64, thread, alloc));
         // Freed blocks the new one overlaps are in use again.
         let (start, end) = (p as u64, p as u64 + (size as u64).max(1));
-        s.freed.retain(|&b, &mut (n, _)| b + n.max(1) <= start || end <= b);
+        s.freed.retain(|&b, f| b + f.size.max(1) <= start || end <= b);
     });
 }
 
-/// The thread that freed the block `addr` lies in, if it was freed and not allocated again.
-pub(super) fn freed_by(s: &Scheduler, addr: u64) -> Option<u32> {
-    let (&b, &(n, by)) = s.freed.range(..=addr).next_back()?;
-    (addr < b + n.max(1)).then_some(by)
+/// A heap block freed and not allocated again: its size, the thread that freed it, and its
+/// name while it lived.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Freed {
+    size: u64,
+    pub by: u32,
+    region: Region,
+}
+
+/// The block `addr` lies in, if it was freed and not allocated again, and `addr`'s logical
+/// address in it while it lived (for reports: the same in every execution).
+pub(super) fn freed_block(s: &Scheduler, addr: u64) -> Option<(Freed, LogicalAddr)> {
+    let (&b, &f) = s.freed.range(..=addr).next_back()?;
+    (addr < b + f.size.max(1)).then_some((f, LogicalAddr { region: f.region, offset: addr - b }))
 }
 
 pub fn freed(p: *mut c_void) {
@@ -61,9 +82,9 @@ pub fn freed(p: *mut c_void) {
         // A mutex in the block (destroyed while locked, as glibc allows) is gone with it: a
         // later block at the same address holds other objects (named by their block, DESIGN §3).
         with(|s| {
-            if let Some((size, _, _)) = s.heap.remove(&(p as u64)) {
+            if let Some((size, thread, alloc)) = s.heap.remove(&(p as u64)) {
                 let by = s.current as u32;
-                s.freed.insert(p as u64, (size, by));
+                s.freed.insert(p as u64, Freed { size, by, region: Region::Heap { thread: ThreadId(thread), alloc } });
                 let range = p as u64..p as u64 + size.max(1);
                 s.owners.retain(|(m, _)| !range.contains(m));
                 s.recursion.retain(|(m, _)| !range.contains(m));

@@ -199,9 +199,9 @@ struct Scheduler {
     policy: Policy,
     /// Live heap blocks by start address: (size, allocating thread, its allocation count).
     heap: BTreeMap<u64, (u64, u32, u32)>,
-    /// Blocks freed and not allocated again, by start address: (size, the thread that freed
-    /// it), so that a use of a mutex in one is reported as what it is.
-    freed: BTreeMap<u64, (u64, u32)>,
+    /// Blocks freed and not allocated again, by start address, so that a use of a mutex in one
+    /// is reported as what it is.
+    freed: BTreeMap<u64, memory::Freed>,
     /// Thread-specific data keys created so far (`true` while not deleted), and destructors.
     keys: Vec<(bool, Option<extern "C" fn(*mut c_void)>)>,
     /// The execution's clock: `now - clock_base` is its running time since `main` (µs), moved

@@ -41,7 +41,7 @@ pub fn mutex_reinit(m: u64, site: u64) {
 
 /// Wait to perform a mutex operation; the mutex is named by its logical address as well.
 fn mutex_op(kind: EventKind, m: u64, site: u64) {
-    let logical = with(|s| s.logical(m));
+    let logical = with(|s| s.logical_mutex(m));
     grant_op(kind, Some(SiteId(site)), m, 0, Some(logical));
 }
 
@@ -95,16 +95,20 @@ pub fn unlock_kind(m: u64, site: u64, kind: i32) -> c_int {
         }
     }
     mutex_op(EventKind::Unlock, m, site);
+    // Whether the caller holds it is asked again once the unlock is granted: other threads ran
+    // in between (a free of the mutex's block among them).
+    let owned = with(|s| s.owner(m) == Some(s.current as u32));
+    with(|s| s.owners.retain(|&(x, _)| x != m));
+    done();
     if !owned && sync_object::decode(m).is_none() {
-        // Unlocking a mutex one does not hold is undefined behaviour: a bug worth reporting.
-        let message = match with(|s| super::memory::freed_by(s, m)) {
-            Some(by) => format!("T{} unlocks mutex {m:#x} in a heap block T{by} freed (a use after free)", current()),
-            None => format!("T{} unlocks mutex {m:#x}, which it does not hold", current()),
+        // Unlocking a mutex one does not hold is undefined behaviour: a bug worth reporting,
+        // after the unlock's event (which it is, in the trace: the outcome is that trace's).
+        let message = match with(|s| super::memory::freed_block(s, m)) {
+            Some((block, at)) => format!("T{} unlocks mutex {at} in a heap block T{} freed (a use after free)", current(), block.by),
+            None => format!("T{} unlocks mutex {}, which it does not hold", current(), with(|s| s.logical(m))),
         };
         violation(ViolationKind::Abort, &message);
     }
-    with(|s| s.owners.retain(|&(x, _)| x != m));
-    done();
     0
 }
 
