@@ -229,14 +229,6 @@ fn recorded_under(d: &Path, exe: &Path, args: &[&str], prefix: &Path, expect: &s
     failures
 }
 
-/// How many choices inside the prefix in force take another value than the first.
-fn other_choices(prefix: &Path) -> usize {
-    let bytes = std::fs::read(prefix).unwrap();
-    let v = PrefixView::parse(&bytes, None).unwrap();
-    let cut = v.cutoff(v.published() - 1);
-    (0..v.threads()).map(|t| (0..cut[t]).filter(|&k| v.choice(shared_proto::ThreadId(t as u32), k).is_some_and(|c| c > 0)).count()).sum()
-}
-
 #[test]
 fn a_pool_paused_through_signals_whose_handler_runs_instrumented_code_never_hangs() {
     let d = scratch("enforce_pools/cthpool_pause");

@@ -6,7 +6,9 @@
 //!
 //! Under the reads-commute equivalence a word that is an object has one *copy* per thread that
 //! reads it (DESIGN §3's refinement): a read by `t` is on the copy `(w, t)`, a write on the word
-//! itself and on every copy (see `word_readers`). A copy is a memory object like the word.
+//! itself and on every copy (see `word_readers`). A copy is a memory object like the word. A
+//! semaphore has one copy per thread that posts it, the same way: a post is on its thread's
+//! copy, every other operation on the semaphore and every copy (see `cex::semaphore`).
 
 use crate::thread_names::{RunThreads, StableThread};
 use shared_proto::dependence::ObjectKey;
@@ -29,6 +31,9 @@ pub enum ObjClass {
     /// Atomic blocks, and accesses to words that race with them (see `race_free_words`): moved
     /// like a memory word's accesses.
     Atomic,
+    /// A primitive modelled natively (a semaphore), or one thread's copy of it for its
+    /// operations that commute (see `cex::semaphore`).
+    Native,
 }
 
 /// An object: one of the program's, or a word's copy for the reads of one thread.
@@ -61,6 +66,7 @@ pub fn stable(key: ObjectKey, threads: &RunThreads) -> ObjectKey {
         ObjectKey::Thread(t) => ObjectKey::Thread(threads.stable(ThreadId(t)).0),
         ObjectKey::Process => ObjectKey::Process,
         ObjectKey::Atomic => ObjectKey::Atomic,
+        ObjectKey::Sem(r, a) => ObjectKey::Sem(stable_region(r, threads), a),
     }
 }
 
@@ -93,7 +99,8 @@ impl ObjectTable {
         self.intern(stable(key, threads))
     }
 
-    /// The copy of word `word` (an object of [`ObjClass::Memory`]) for the reads of thread `t`.
+    /// The copy of word `word` (an object of [`ObjClass::Memory`]) for the reads of thread `t`
+    /// (of a semaphore, [`ObjClass::Native`], for its posts).
     pub fn reads_copy(&mut self, word: ObjIdx, t: StableThread) -> ObjIdx {
         let key = self.key(word);
         self.intern_key(Key::Reads(key, t))
@@ -106,7 +113,13 @@ impl ObjectTable {
             ObjectKey::Thread(_) => ObjClass::Thread,
             ObjectKey::Process => ObjClass::Process,
             ObjectKey::Atomic => ObjClass::Atomic,
+            ObjectKey::Sem(..) => ObjClass::Native,
         }
+    }
+
+    /// Whether `o` is one thread's copy of a word or semaphore (see [`ObjectTable::reads_copy`]).
+    pub fn is_copy(&self, o: ObjIdx) -> bool {
+        matches!(self.keys[o.0 as usize], Key::Reads(..))
     }
 
     /// The object's key (as every execution names it; a copy's is its word's).

@@ -33,6 +33,8 @@ pub enum ObjectKey {
     Process,
     /// Atomic blocks (`__VERIFIER_atomic_*`): every block belongs to it, so blocks are ordered.
     Atomic,
+    /// A semaphore, by the logical address of its `sem_t` when known, else raw.
+    Sem(Region, u64),
 }
 
 /// Accesses of unknown size are taken to touch this many bytes.
@@ -73,6 +75,10 @@ pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
         (_, ObjectRef::Thread(t)) => (None, Some(ObjectKey::Thread(t.0))),
         (_, ObjectRef::Process) => (None, Some(ObjectKey::Process)),
         (_, ObjectRef::Atomic) => (None, Some(ObjectKey::Atomic)),
+        (_, ObjectRef::Sem { addr, logical, .. }) => {
+            let (region, offset) = logical.map(|l| (l.region, l.offset)).unwrap_or((Region::Static, addr));
+            (None, Some(ObjectKey::Sem(region, offset)))
+        }
         _ => (None, None),
     };
     // The mutex first: callers that look at the first object see what the event is on.

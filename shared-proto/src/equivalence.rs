@@ -9,7 +9,9 @@
 //! - [`Equivalence::Mazurkiewicz`]: every access to a word is dependent with every other (the
 //!   word behaves like a lock); finer, so more traces, kept for comparison.
 //!
-//! Everything other than a word (mutexes, threads, the process, atomic blocks) is dependent on
+//! Under reads-commute two posts of a semaphore commute too (`sem_post` by two threads leaves
+//! the same count either way and disables nothing); every other pair of semaphore operations is
+//! dependent. Everything else (mutexes, threads, the process, atomic blocks) is dependent on
 //! every other event on it under both. [`LastAccesses`] answers, while a trace is read in order,
 //! which earlier events a new event on an object is dependent on there: the last event on the
 //! object, or for a word under reads-commute, a read the last write and a write the last write
@@ -45,9 +47,15 @@ impl Equivalence {
     }
 
     /// Whether an event of kind `kind` on `key` takes part as a reader that commutes with other
-    /// readers of it.
+    /// readers of it: a read of a word, or a post of a semaphore (two posts commute: either
+    /// order leaves the same count, and a post disables nothing).
     pub fn commuting_read(self, key: &ObjectKey, kind: EventKind) -> bool {
-        self == Equivalence::ReadsCommute && matches!(key, ObjectKey::Word(..)) && reads_only(kind)
+        self == Equivalence::ReadsCommute
+            && match key {
+                ObjectKey::Word(..) => reads_only(kind),
+                ObjectKey::Sem(..) => kind.commutes_natively(),
+                _ => false,
+            }
     }
 }
 

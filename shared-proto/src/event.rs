@@ -30,6 +30,19 @@ pub enum EventKind {
     /// name starts with `__VERIFIER_atomic_`): the block's accesses are part of this one step,
     /// with no other thread in between (object: [`ObjectRef::Atomic`]).
     Atomic,
+    /// `sem_init`: the semaphore's count is set (object: [`ObjectRef::Sem`], whose `value` is
+    /// the count given).
+    SemInit,
+    /// `sem_post`: one more. Two posts commute (see `crate::equivalence`).
+    SemPost,
+    /// `sem_wait`, one event: enabled only while the count is above 0, it takes one.
+    SemWait,
+    /// `sem_trywait` (or a timed wait, a trywait in EXPLORE) that took one.
+    SemTryWait,
+    /// `sem_trywait` (or a timed wait) that found the count 0: `EAGAIN` (`ETIMEDOUT`).
+    SemTryFail,
+    /// `sem_getvalue`: reads the count.
+    SemValue,
 }
 
 impl EventKind {
@@ -47,7 +60,24 @@ impl EventKind {
             EventKind::Kill => "kill",
             EventKind::Nondet => "nondet",
             EventKind::Atomic => "atomic",
+            EventKind::SemInit => "sem-init",
+            EventKind::SemPost => "sem-post",
+            EventKind::SemWait => "sem-wait",
+            EventKind::SemTryWait => "sem-trywait",
+            EventKind::SemTryFail => "sem-trywait-fail",
+            EventKind::SemValue => "sem-getvalue",
         }
+    }
+
+    /// An operation on a semaphore ([`ObjectRef::Sem`]).
+    pub fn on_semaphore(self) -> bool {
+        matches!(self, EventKind::SemInit | EventKind::SemPost | EventKind::SemWait | EventKind::SemTryWait | EventKind::SemTryFail | EventKind::SemValue)
+    }
+
+    /// An operation of a natively modelled primitive that commutes with every other of the same
+    /// primitive by another thread that also does (see `crate::equivalence`): a post.
+    pub fn commutes_natively(self) -> bool {
+        self == EventKind::SemPost
     }
 
 }
@@ -68,6 +98,12 @@ impl EventKind {
             EventKind::Kill => 24,
             EventKind::Nondet => 25,
             EventKind::Atomic => 27,
+            EventKind::SemInit => 28,
+            EventKind::SemPost => 29,
+            EventKind::SemWait => 30,
+            EventKind::SemTryWait => 31,
+            EventKind::SemTryFail => 32,
+            EventKind::SemValue => 33,
         }
     }
 
@@ -85,6 +121,12 @@ impl EventKind {
             24 => EventKind::Kill,
             25 => EventKind::Nondet,
             27 => EventKind::Atomic,
+            28 => EventKind::SemInit,
+            29 => EventKind::SemPost,
+            30 => EventKind::SemWait,
+            31 => EventKind::SemTryWait,
+            32 => EventKind::SemTryFail,
+            33 => EventKind::SemValue,
             _ => return None,
         })
     }
@@ -98,6 +140,8 @@ impl EventKind {
             EventKind::End => ObjectRef::Process,
             EventKind::Nondet => ObjectRef::Choice { value: addr as u32, of: size },
             EventKind::Atomic => ObjectRef::Atomic,
+            k if k.on_semaphore() => ObjectRef::Sem { addr, logical, value: size },
+            _ => unreachable!("every kind has an object"),
         }
     }
 }
@@ -111,6 +155,7 @@ impl ObjectRef {
             ObjectRef::Thread(t) => (t.0 as u64, 0),
             ObjectRef::Process | ObjectRef::Atomic => (0, 0),
             ObjectRef::Choice { value, of } => (value as u64, of),
+            ObjectRef::Sem { addr, value, .. } => (addr, value),
         }
     }
 }
@@ -134,6 +179,9 @@ pub enum ObjectRef {
     Choice { value: u32, of: u32 },
     /// Atomic blocks: all of them are ordered by it (see `EventKind::Atomic`).
     Atomic,
+    /// A semaphore, by the raw address of its `sem_t` and its logical address where the runtime
+    /// knows it; `value` is the count a `sem_init` sets (0 for the other operations).
+    Sem { addr: u64, logical: Option<LogicalAddr>, value: u32 },
 }
 
 /// An operation a thread is about to perform (EXPLORE records, per step, that of every enabled

@@ -31,8 +31,6 @@ pub struct CondSpace {
 
 /// A program's own `pthread_cond_t`.
 pub const PROGRAM_COND: CondSpace = CondSpace { lock: 0x0001, gate_base: 0x0100, what: "condition variable" };
-/// The condition variable inside a semaphore (its waiters wait for a post).
-pub const SEM_COND: CondSpace = CondSpace { lock: 0x0003, gate_base: 0x0200, what: "semaphore" };
 /// The condition variable inside a barrier (its waiters wait for the last thread).
 pub const BARRIER_COND: CondSpace = CondSpace { lock: 0x0005, gate_base: 0x0300, what: "barrier" };
 /// The condition variable inside an rwlock that writers wait on (for the readers to leave, or
@@ -73,7 +71,8 @@ pub fn reader_slot(name: u64) -> u16 {
     (name % RWLOCK_SLOTS as u64) as u16
 }
 
-/// The lock on a semaphore's count.
+/// A semaphore's count, as a serialised run names it: "held" while the count is 0 (a
+/// semaphore's operations are events of their own, `EventKind::Sem*`, on no internal object).
 pub const SEM_LOCK: u16 = 0x0002;
 /// The lock on a barrier's count.
 pub const BARRIER_LOCK: u16 = 0x0004;
@@ -82,9 +81,9 @@ pub const RWLOCK_LOCK: u16 = 0x0006;
 /// The lock a `pthread_once` runs its function under.
 pub const ONCE_LOCK: u16 = 0x0008;
 
-const SPACES: [CondSpace; 4] = [PROGRAM_COND, SEM_COND, BARRIER_COND, RWLOCK_COND];
+const SPACES: [CondSpace; 3] = [PROGRAM_COND, BARRIER_COND, RWLOCK_COND];
 
-/// Every condition space: the four above and the rwlock reader slots'.
+/// Every condition space: the three above and the rwlock reader slots'.
 fn spaces() -> impl Iterator<Item = CondSpace> {
     SPACES.into_iter().chain((0..RWLOCK_SLOTS).map(rwlock_slot_cond))
 }
@@ -121,7 +120,6 @@ pub fn describe(addr: u64) -> Option<String> {
         if (s.gate_base..s.gate_base + GATES).contains(&tag) {
             let why = match s.what {
                 "condition variable" => "a signal or broadcast",
-                "semaphore" => "a post",
                 "barrier" => "the other threads to arrive",
                 _ => "an unlock",
             };
@@ -145,7 +143,6 @@ pub fn label(tag: u16) -> String {
     for sp in spaces() {
         let short = match sp.what {
             "condition variable" => "cond",
-            "semaphore" => "sem",
             "barrier" => "barrier",
             _ => "rwlock",
         };
@@ -177,7 +174,7 @@ mod tests {
         assert_eq!(decode(gate), Some((c, PROGRAM_COND.gate_base + 3)));
         assert_eq!(decode(c), None);
         assert!(describe(gate).unwrap().starts_with("condition variable 0x7fff12345678 (waiting for a signal"));
-        assert!(describe(sub(c, SEM_COND.gate_base)).unwrap().contains("semaphore"));
+        assert!(describe(sub(c, BARRIER_COND.gate_base)).unwrap().contains("barrier"));
         assert!(describe(sub(c, BARRIER_LOCK)).unwrap().contains("barrier"));
         assert_eq!(describe(c), None);
     }

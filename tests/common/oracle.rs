@@ -178,6 +178,7 @@ impl<'a> Namer<'a> {
             ObjectKey::Thread(t) => format!("thread {}", self.thread(ThreadId(t))),
             ObjectKey::Process => "the process".to_string(),
             ObjectKey::Atomic => "atomic blocks".to_string(),
+            ObjectKey::Sem(r, off) => format!("semaphore {}", self.region(r, off)),
         }
     }
 }

@@ -1,26 +1,51 @@
-//! Semaphores (DESIGN §3 "Objects and dependence"): a count under the semaphore's internal lock,
-//! and an internal condition variable (`condvar`, `SEM_COND`) its waiters wait on for a post; the
-//! same in every mode but OFF. `sem_wait` waits while the count is 0, `sem_trywait` fails with
-//! `EAGAIN`, `sem_timedwait` may time out wherever it would wait (EXPLORE: at any moment; elsewhere
-//! at the deadline), `sem_post` adds one and wakes one waiter (a choice among them), `sem_getvalue`
-//! reads the count. Each step on the count is an event on the internal lock, so the exploration
-//! orders every two of them; a semaphore never posted is a deadlock, reported with the waiters.
-//! Named semaphores (`sem_open`) are not modelled.
+//! Semaphores (DESIGN §3 "Objects and dependence"; docs/src/synchronisation.md): each operation
+//! is one event on the semaphore (`EventKind::Sem*`, object `ObjectRef::Sem`), the same in
+//! every mode but OFF:
+//! - `sem_init` sets the count (the event carries it), `sem_post` adds one, `sem_wait` takes one
+//!   once the count is above 0 (a wait that blocks is no event until a post lets it go),
+//!   `sem_trywait` takes one or fails with `EAGAIN` (`SemTryFail`), a timed wait takes one or
+//!   times out (EXPLORE: a trywait, as a timed lock is, since the exploration does not model
+//!   time), `sem_getvalue` reads the count.
+//! - EXPLORE: the scheduler keeps the counts and grants a wait only while its count is above 0
+//!   (`explore::scheduler::semaphores`).
+//! - ENFORCE, RECORD, chaos: a count in the runtime's table, taken with a compare-exchange and
+//!   waited for on a futex, each operation inside its event's rules and recording; a post is
+//!   recorded under the recorder's lock, so the wait that takes its unit is recorded after it.
+//!   A serialised run gives a wait its turn only while the count is above 0 (the count's name
+//!   is "held" for the serialisation while it is 0).
+//!
+//! Two posts commute (the exploration puts each on its thread's copy of the semaphore, the
+//! requirement table never orders them); every other pair is dependent. Named semaphores
+//! (`sem_open`) are not modelled.
 
-use crate::sync::condvar;
-use crate::mode::plain;
-use crate::sync::sync_ops::{self, Obj};
+use crate::enforce::event::{enforced, recording};
+use crate::enforce::serial::{self, Op};
+use crate::explore::scheduler;
+use crate::mode::{explore, plain};
+use crate::record::recorder;
 use crate::sync::object_table::ObjectTable;
-use parking_lot::Mutex;
-use shared_proto::sync_object::{SEM_COND, SEM_LOCK};
-use std::ffi::{c_int, c_void};
+use shared_proto::sync_object::{self, SEM_LOCK};
+use shared_proto::{EventKind, ObjectRef, SiteId};
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
-/// Each semaphore's count, by address; read and changed under its internal lock only (the
-/// Rust lock is never contended).
-static COUNTS: ObjectTable<Mutex<u32>> = ObjectTable::new();
+/// A semaphore outside EXPLORE: its count, and how many threads wait for it to rise.
+#[derive(Default)]
+struct Sem {
+    count: AtomicU32,
+    waiters: AtomicU32,
+}
 
-fn with_count<R>(s: *mut libc::sem_t, f: impl FnOnce(&mut u32) -> R) -> R {
-    f(&mut COUNTS.get(s as u64).lock())
+static SEMS: ObjectTable<Sem> = ObjectTable::new();
+
+fn sem(s: *mut libc::sem_t) -> &'static Sem {
+    SEMS.get(s as u64)
+}
+
+/// The name a serialised run keeps "held" while the count is 0.
+fn serial_name(s: *mut libc::sem_t) -> usize {
+    sync_object::sub(s as u64, SEM_LOCK) as usize
 }
 
 fn fail(e: c_int) -> c_int {
@@ -29,25 +54,83 @@ fn fail(e: c_int) -> c_int {
     -1
 }
 
-fn lock_of(s: *mut libc::sem_t) -> Obj {
-    sync_ops::internal(s as *const c_void, SEM_LOCK)
+fn record(site: u64, kind: EventKind, s: *mut libc::sem_t, value: u32) {
+    recorder::lock().push(Some(SiteId(site)), kind, ObjectRef::Sem { addr: s as u64, logical: None, value });
 }
 
-/// Take one from the count, waiting while it is 0 (`limit`: a timed wait's time left).
-fn take(s: *mut libc::sem_t, site: u64, limit: condvar::Limit) -> c_int {
-    let l = lock_of(s);
-    sync_ops::lock(l, site);
-    loop {
-        if with_count(s, |c| (*c > 0).then(|| *c -= 1)).is_some() {
-            sync_ops::unlock(l, site);
-            return 0;
-        }
-        let rc = condvar::wait(s as *const c_void, SEM_COND, l, site, limit);
-        if rc == libc::ETIMEDOUT && with_count(s, |c| *c == 0) {
-            sync_ops::unlock(l, site);
-            return fail(libc::ETIMEDOUT);
+/// Take one if the count is above 0.
+fn try_take(x: &Sem) -> bool {
+    let mut v = x.count.load(Ordering::Relaxed);
+    while v > 0 {
+        // AcqRel: a wait synchronises with the post whose unit it takes (the program's data
+        // written before the post is visible after the wait), and a take is seen by the next.
+        match x.count.compare_exchange_weak(v, v - 1, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => return true,
+            Err(now) => v = now,
         }
     }
+    false
+}
+
+/// Take one, waiting as long as it takes or until `deadline`. Returns whether it took one.
+fn take_waiting(x: &Sem, deadline: Option<Instant>) -> bool {
+    if try_take(x) {
+        return true;
+    }
+    // SeqCst (with the post's increment and its read of `waiters`): either the post sees this
+    // waiter and wakes it, or this waiter sees the post's unit before it sleeps.
+    x.waiters.fetch_add(1, Ordering::SeqCst);
+    let got = loop {
+        if try_take(x) {
+            break true;
+        }
+        let left = match deadline {
+            None => Duration::from_secs(1),
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left,
+                _ => break false,
+            },
+        };
+        // Sleeps only while the count is still 0.
+        crate::sync::futex::wait(&x.count, 0, left);
+    };
+    x.waiters.fetch_sub(1, Ordering::SeqCst);
+    got
+}
+
+/// A wait in a serialised run: at its turn with the count above 0 (a count found 0 makes the
+/// semaphore "held" for the serialisation until a post).
+fn serial_wait(s: *mut libc::sem_t, site: u64) -> c_int {
+    let (x, name) = (sem(s), serial_name(s));
+    loop {
+        serial::acquire(Op::Lock(name));
+        if try_take(x) {
+            if recording() {
+                record(site, EventKind::SemWait, s, 0);
+            }
+            return 0;
+        }
+        serial::locked(name);
+    }
+}
+
+/// `sem_trywait`, or a timed wait with `deadline` (outside EXPLORE).
+fn try_or_timed(s: *mut libc::sem_t, site: u64, deadline: Option<Instant>, err: c_int) -> c_int {
+    if explore() {
+        return if scheduler::sem_trywait(s as u64, site) { 0 } else { fail(err) };
+    }
+    let x = sem(s);
+    let got = enforced(site, || {
+        let got = match deadline {
+            Some(d) if !serial::mine() => take_waiting(x, Some(d)),
+            _ => try_take(x),
+        };
+        if recording() {
+            record(site, if got { EventKind::SemTryWait } else { EventKind::SemTryFail }, s, 0);
+        }
+        got
+    });
+    if got { 0 } else { fail(err) }
 }
 
 /// # Safety
@@ -61,11 +144,25 @@ pub unsafe extern "C" fn __irs_sem_init(s: *mut libc::sem_t, pshared: c_int, val
     if value > i32::MAX as u32 {
         return fail(libc::EINVAL);
     }
-    let l = lock_of(s);
-    sync_ops::lock(l, site);
-    with_count(s, |c| *c = value);
-    condvar::reset(s as *const c_void, SEM_COND);
-    sync_ops::unlock(l, site);
+    if explore() {
+        scheduler::sem_init(s as u64, value, site);
+        return 0;
+    }
+    enforced(site, || {
+        let rec = recording().then(recorder::lock);
+        // Release: with the init recorded before any operation that sees the count.
+        sem(s).count.store(value, Ordering::Release);
+        if serial::on() {
+            if value == 0 {
+                serial::locked(serial_name(s));
+            } else {
+                serial::unlocked(serial_name(s));
+            }
+        }
+        if let Some(mut r) = rec {
+            r.push(Some(SiteId(site)), EventKind::SemInit, ObjectRef::Sem { addr: s as u64, logical: None, value });
+        }
+    });
     0
 }
 
@@ -78,9 +175,12 @@ pub unsafe extern "C" fn __irs_sem_destroy(s: *mut libc::sem_t, _site: u64) -> c
         return unsafe { libc::sem_destroy(s) };
     }
     // No thread may use it any more (POSIX): the runtime keeps nothing of it.
-    COUNTS.forget(s as u64);
-    condvar::reset(s as *const c_void, SEM_COND);
-    sync_ops::forget_internal(s as *const c_void, SEM_LOCK);
+    if !explore() {
+        SEMS.forget(s as u64);
+        if serial::on() {
+            serial::unlocked(serial_name(s));
+        }
+    }
     0
 }
 
@@ -92,7 +192,21 @@ pub unsafe extern "C" fn __irs_sem_wait(s: *mut libc::sem_t, site: u64) -> c_int
         // SAFETY: forwarded unchanged.
         return unsafe { libc::sem_wait(s) };
     }
-    take(s, site, None)
+    if explore() {
+        scheduler::sem_wait(s as u64, site);
+        return 0;
+    }
+    if serial::mine() {
+        return serial_wait(s, site);
+    }
+    let x = sem(s);
+    enforced(site, || {
+        take_waiting(x, None);
+        if recording() {
+            record(site, EventKind::SemWait, s, 0);
+        }
+    });
+    0
 }
 
 /// # Safety
@@ -103,17 +217,13 @@ pub unsafe extern "C" fn __irs_sem_trywait(s: *mut libc::sem_t, site: u64) -> c_
         // SAFETY: forwarded unchanged.
         return unsafe { libc::sem_trywait(s) };
     }
-    let l = lock_of(s);
-    sync_ops::lock(l, site);
-    let got = with_count(s, |c| (*c > 0).then(|| *c -= 1)).is_some();
-    sync_ops::unlock(l, site);
-    if got { 0 } else { fail(libc::EAGAIN) }
+    try_or_timed(s, site, None, libc::EAGAIN)
 }
 
 fn timed(s: *mut libc::sem_t, clock: libc::clockid_t, abstime: *const libc::timespec, site: u64) -> c_int {
-    match sync_ops::time_left(clock, abstime) {
+    match crate::sync::sync_ops::time_left(clock, abstime) {
         Err(e) => fail(e),
-        Ok(left) => take(s, site, Some(left)),
+        Ok(left) => try_or_timed(s, site, Some(Instant::now() + left.unwrap_or(Duration::ZERO)), libc::ETIMEDOUT),
     }
 }
 
@@ -151,20 +261,39 @@ pub unsafe extern "C" fn __irs_sem_post(s: *mut libc::sem_t, site: u64) -> c_int
         // SAFETY: forwarded unchanged.
         return unsafe { libc::sem_post(s) };
     }
-    let l = lock_of(s);
-    sync_ops::lock(l, site);
-    let overflow = with_count(s, |c| match c.checked_add(1).filter(|v| *v <= i32::MAX as u32) {
-        Some(v) => {
-            *c = v;
-            false
+    if explore() {
+        // At the maximum a post fails (no event), as the C library's does.
+        if with_explore_count(s) >= i32::MAX as u32 {
+            return fail(libc::EOVERFLOW);
         }
-        None => true,
-    });
-    if !overflow {
-        condvar::wake(s as *const c_void, SEM_COND, site, false);
+        scheduler::sem_post(s as u64, site);
+        return 0;
     }
-    sync_ops::unlock(l, site);
-    if overflow { fail(libc::EOVERFLOW) } else { 0 }
+    let x = sem(s);
+    let posted = enforced(site, || {
+        // Under the recorder's lock: the wait that takes this unit is recorded after it.
+        let rec = recording().then(recorder::lock);
+        // SeqCst: see `take_waiting`.
+        let posted = x.count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| (c < i32::MAX as u32).then_some(c + 1)).is_ok();
+        if posted {
+            if x.waiters.load(Ordering::SeqCst) > 0 {
+                crate::sync::futex::wake_all(&x.count);
+            }
+            if serial::on() {
+                serial::unlocked(serial_name(s));
+            }
+        }
+        if let (true, Some(mut r)) = (posted, rec) {
+            r.push(Some(SiteId(site)), EventKind::SemPost, ObjectRef::Sem { addr: s as u64, logical: None, value: 0 });
+        }
+        posted
+    });
+    if posted { 0 } else { fail(libc::EOVERFLOW) }
+}
+
+/// The count EXPLORE keeps for `s` (read without an event: only to refuse an overflowing post).
+fn with_explore_count(s: *mut libc::sem_t) -> u32 {
+    scheduler::sem_count_now(s as u64)
 }
 
 /// # Safety
@@ -175,10 +304,17 @@ pub unsafe extern "C" fn __irs_sem_getvalue(s: *mut libc::sem_t, value: *mut c_i
         // SAFETY: forwarded unchanged.
         return unsafe { libc::sem_getvalue(s, value) };
     }
-    let l = lock_of(s);
-    sync_ops::lock(l, site);
-    let v = with_count(s, |c| *c);
-    sync_ops::unlock(l, site);
+    let v = if explore() {
+        scheduler::sem_getvalue(s as u64, site)
+    } else {
+        enforced(site, || {
+            let v = sem(s).count.load(Ordering::Acquire);
+            if recording() {
+                record(site, EventKind::SemValue, s, 0);
+            }
+            v
+        })
+    };
     if !value.is_null() {
         // SAFETY: the caller's out-parameter.
         unsafe { *value = v as c_int };

@@ -3,8 +3,8 @@
 //! reads-commute refinement, `word_readers`), an access spanning words, a free, or an operation
 //! on a mutex that is on the mutex's word too needs.
 
-use super::mutex_free_after;
-use crate::object_table::ObjIdx;
+use super::{mutex_free_after, semaphore};
+use crate::object_table::{ObjIdx, ObjectTable};
 use crate::unfolding::{ActionIdx, EventIdx, Unfolding};
 use shared_proto::EventKind;
 
@@ -29,7 +29,9 @@ pub(super) const MAX_PRODUCT_OBJECTS: usize = 32;
 ///
 /// An operation on a mutex that is on a word too (its first word, `dependence::objects_of`)
 /// is placed the same way, with the mutex as one of the objects: a lock only where the mutex is
-/// free after its predecessor there, a trylock anywhere, failing where the mutex is held.
+/// free after its predecessor there, a trylock anywhere, failing where the mutex is held. A
+/// semaphore's operation likewise: a wait only where the count is above 0, a trywait anywhere,
+/// failing where it is 0 (`semaphore`).
 #[derive(Default)]
 pub(super) struct Product {
     /// Per object other than the thread's (by slot of the action's objects), its candidates,
@@ -45,7 +47,7 @@ pub(super) struct Product {
 impl Product {
     #[allow(clippy::too_many_arguments)]
     /// `mutex`: the index in `objs` of the mutex the event is on, if any.
-    pub(super) fn add(&mut self, u: &mut Unfolding, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, mutex: Option<usize>, gap: u32) {
+    pub(super) fn add(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, mutex: Option<usize>, gap: u32) {
         self.slots.clear();
         self.slots.extend((0..objs.len()).filter(|&i| objs[i] != own));
         self.mutex = mutex.and_then(|m| self.slots.iter().position(|&i| i == m));
@@ -70,17 +72,21 @@ impl Product {
         self.new_preds.clear();
         self.new_preds.extend_from_slice(preds);
         self.new_preds.iter_mut().zip(objs).filter(|(_, &o)| o == own).for_each(|(p, _)| *p = t0);
-        self.choose(u, action, kind, objs, gap);
+        self.choose(u, objects, action, kind, objs, gap);
     }
 
     /// Choose a candidate for the next object (each agreeing with those chosen), and make the
     /// event once every object has one.
-    fn choose(&mut self, u: &mut Unfolding, action: ActionIdx, kind: EventKind, objs: &[ObjIdx], gap: u32) {
+    fn choose(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, objs: &[ObjIdx], gap: u32) {
         let level = self.chosen.len();
         if level == self.slots.len() {
             if self.chosen.iter().any(|&c| c != 0) {
                 let kind = match (kind, self.mutex) {
                     (EventKind::TryLock, Some(m)) if !mutex_free_after(u, objs[self.slots[m]], self.new_preds[self.slots[m]]) => EventKind::TryLockFail,
+                    (k, _) if k.on_semaphore() => match semaphore::placed(k, semaphore::count_after(u, objects, objs, &self.new_preds)) {
+                        Some(k) => k,
+                        None => return,
+                    },
                     (k, _) => k,
                 };
                 u.event(action, &self.new_preds, kind, gap);
@@ -103,7 +109,7 @@ impl Product {
             }
             self.chosen.push(c);
             self.new_preds[self.slots[level]] = p;
-            self.choose(u, action, kind, objs, gap);
+            self.choose(u, objects, action, kind, objs, gap);
             self.chosen.pop();
         }
     }

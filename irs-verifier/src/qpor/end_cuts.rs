@@ -98,6 +98,7 @@ impl Verifier<'_> {
             let gap = self.since.get(op.tid.index()).copied().unwrap_or(0);
             let free = match kind {
                 EventKind::Lock => objs.iter().all(|&o| self.objects.class(o) != ObjClass::Mutex || cex::mutex_free_after(&self.u, o, self.c.last(o))),
+                EventKind::SemWait => cex::semaphore::placed(kind, cex::semaphore::count_after(&self.u, &self.objects, &objs, &self.preds_buf)).is_some(),
                 // A thread waits for good to join a thread the end killed, or to end the process
                 // another thread has ended.
                 EventKind::Join | EventKind::End => false,

@@ -27,7 +27,7 @@ impl Verifier<'_> {
         // the mutex): then the action is a function of the thread, the site, the kind and that
         // object, looked up at once.
         let single = match events {
-            [e] if kind != EventKind::Create => {
+            [e] if kind != EventKind::Create && kind != EventKind::SemInit => {
                 let mut keys = objects_of(e);
                 match (keys.next(), keys.next(), keys.next()) {
                     (Some(k), None, None) | (Some(k @ ObjectKey::Mutex(..)), Some(ObjectKey::Word(..)), None) => Some((me, site, action_kind(kind), crate::object_table::stable(k, threads))),
@@ -57,11 +57,29 @@ impl Verifier<'_> {
             objs.push(self.objects.thread(child));
         } else {
             for e in events {
-                if let (EventKind::Nondet, ObjectRef::Choice { value, .. }) = (e.kind, e.object) {
-                    choice = value;
+                match (e.kind, e.object) {
+                    (EventKind::Nondet, ObjectRef::Choice { value, .. }) => choice = value,
+                    // An init is another action for every count it sets (`cex::semaphore`).
+                    (EventKind::SemInit, ObjectRef::Sem { value, .. }) => choice = value,
+                    _ => {}
                 }
                 for k in objects_of(e) {
                     let o = self.objects.of_run(k, threads);
+                    if self.objects.class(o) == ObjClass::Native && self.readers.on() {
+                        // Posts commute: a post is on its thread's copy, every other operation
+                        // on the semaphore and every copy (as a word's reads and writes).
+                        if e.kind.commutes_natively() {
+                            self.readers.read(o, me, || format!("T{} {}s{} on a primitive that operations explored so far did not know it used", tid.0, e.kind.name(), site_text(self.ex, e.site)));
+                            objs.push(self.objects.reads_copy(o, me));
+                        } else {
+                            objs.push(o);
+                            self.readers.wrote(o);
+                            for &r in self.readers.readers(o) {
+                                objs.push(self.objects.reads_copy(o, r));
+                            }
+                        }
+                        continue;
+                    }
                     if self.objects.class(o) != ObjClass::Memory {
                         objs.push(o);
                         continue;
@@ -126,6 +144,10 @@ impl Verifier<'_> {
                     Some(m) if !cex::mutex_free_after(&self.u, m, self.c.last(m)) => EventKind::TryLockFail,
                     _ => EventKind::TryLock,
                 }
+            }
+            k if k.on_semaphore() => {
+                let objs = &self.u.actions(a).objects;
+                cex::semaphore::placed(k, cex::semaphore::count_after(&self.u, &self.objects, objs, &self.preds_buf)).unwrap_or(k)
             }
             k => k,
         }

@@ -56,7 +56,8 @@ impl Verifier<'_> {
         }
     }
 
-    /// Note the readers of every word the first run reads (see `word_readers`), before any
+    /// Note the readers of every word the first run reads and the posters of every semaphore it
+    /// posts (see `word_readers`), before any
     /// write is made: a word's readers in the first run then never make the exploration start
     /// over, only readers that other runs find.
     fn note_readers(&mut self, x: &Execution) {
@@ -65,10 +66,10 @@ impl Verifier<'_> {
         }
         let mut threads = RunThreads::default();
         threads.update(&mut self.names, &x.trace.threads);
-        for e in x.trace.events.iter().filter(|e| reads_only(e.kind)) {
+        for e in x.trace.events.iter().filter(|e| reads_only(e.kind) || e.kind.commutes_natively()) {
             for k in objects_of(e) {
                 let o = self.objects.of_run(k, &threads);
-                if self.objects.class(o) == ObjClass::Memory {
+                if matches!(self.objects.class(o), ObjClass::Memory | ObjClass::Native) {
                     self.readers.read(o, threads.stable(e.tid), String::new);
                 }
             }

@@ -34,6 +34,7 @@ pub struct Action {
 pub fn action_kind(kind: EventKind) -> EventKind {
     match kind {
         EventKind::TryLockFail => EventKind::TryLock,
+        EventKind::SemTryFail => EventKind::SemTryWait,
         k => k,
     }
 }

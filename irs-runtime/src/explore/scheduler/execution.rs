@@ -73,6 +73,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         step: 0,
         owners: Vec::new(),
         recursion: Vec::new(),
+        sems: Vec::new(),
         writes: Writes::default(),
         buffer,
         tls,

@@ -47,6 +47,7 @@ mod ending;
 mod execution;
 mod memory;
 mod mutexes;
+mod semaphores;
 mod spin_loops;
 mod thread_data;
 mod threads;
@@ -59,6 +60,7 @@ pub use ending::{begin_end, complete_end, main_returned};
 pub use execution::{buffer_mark, finish, init, live_stacks, on_pause, pause_to_host, record_signal, restart_from, resume, run};
 pub use memory::{access_after, access_before, allocated, freed};
 pub use mutexes::{lock, lock_kind, mutex_reinit, trylock, trylock_kind, unlock, unlock_kind};
+pub use semaphores::{sem_count_now, sem_getvalue, sem_init, sem_post, sem_trywait, sem_wait};
 pub use spin_loops::{loop_enter, loop_head};
 pub use thread_data::{get_specific, key_create, key_delete, self_handle, set_specific};
 pub use threads::{crashed, create, exit_thread, join, violation};
@@ -189,6 +191,8 @@ struct Scheduler {
     owners: Vec<(u64, u32)>,
     /// Recursive mutexes locked more than once: the locks beyond the first (no events).
     recursion: Vec<(u64, u32)>,
+    /// Semaphores' counts, by address (`semaphores`).
+    sems: Vec<(u64, u32)>,
     /// The execution's writes, for telling spinning threads (`spin_watch`).
     writes: Writes,
     buffer: BufferWriter<'static>,

@@ -1,5 +1,5 @@
 //! Whether a logical thread can move and, when none can, what each waits for (DESIGN §7): a
-//! lock is enabled when the mutex is free, a join when the joined thread has finished, the
+//! lock is enabled when the mutex is free, a semaphore's wait when its count is above 0, a join when the joined thread has finished, the
 //! process's end once per process. With no enabled thread left, the execution ends in a
 //! deadlock, described thread by thread, or, when threads halted in watched loops, as the
 //! [`spin_verdict`] says.
@@ -15,6 +15,7 @@ impl Scheduler {
         let Some(op) = th.pending.filter(|_| !th.finished) else { return false };
         match op.kind {
             EventKind::Lock => self.owner(op.addr).is_none(),
+            EventKind::SemWait => self.sem_count(op.addr) > 0,
             EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished && !j.halted && !j.killed),
             // One end per process: a thread that calls `exit` after another waits for good.
             EventKind::End => self.ending.is_none(),
@@ -42,6 +43,7 @@ impl Scheduler {
                     None => format!("T{t} waits for {what}"),
                 }
             }
+            EventKind::SemWait => format!("T{t} waits on semaphore {} (its count is 0)", self.logical(op.addr)),
             EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.spin_halted) => {
                 format!("T{t} waits to join T{}, which spins", op.addr)
             }
