@@ -716,7 +716,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("constrain: {e}")),
             }
         }
-        Command::Run(args) if args.under_irs() => irs_service::run_cli::run_under_irs(args),
+        Command::Run(args) if args.under_irs() => ExitCode::from(irs_service::run_cli::run_under_irs(args)),
         Command::Worker { command } => {
             let exe = PathBuf::from(&command[0]);
             let id = match irs::service::program_id(&command[0], &[]) {

@@ -3,8 +3,8 @@
 //! `service::session`). Its command line and what it prints, shared by the light `irs` front
 //! (which runs it without loading LLVM) and `irs-full`.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// `irs run`'s options and command.
 #[derive(clap::Args, Clone, Debug)]
@@ -64,30 +64,89 @@ impl RunArgs {
 }
 
 /// `irs run ARGS` as the light front sees it (ARGS after `run`), when it runs under IRS: the
-/// parsed options, or `None` for anything else (given a prefix, or not valid: `irs-full` says
-/// why).
+/// parsed options, or `None` for anything else (given a prefix, help, or anything this parser
+/// does not take as clap would: `irs-full` parses it with clap and says what is wrong).
+///
+/// Parsed by hand, without clap: building clap's parser costs more than the rest of the
+/// front's start. It takes the long options of [`RunArgs`] (`--name value`, `--name=value`),
+/// each at most once, then `--` and the command; a value is parsed as clap's parser for that
+/// option does, and a separate value that starts with `-` is left to clap.
 pub fn parse_front(args: &[std::ffi::OsString]) -> Option<RunArgs> {
-    #[derive(clap::Parser)]
-    #[command(name = "irs run")]
-    struct Front {
-        #[command(flatten)]
-        run: RunArgs,
+    let mut run = RunArgs {
+        prefix: None,
+        installed: false,
+        repeat: 1,
+        every: 0.0,
+        no_wait: false,
+        wait_limit: 600.0,
+        chaos: false,
+        divergence: "serial".into(),
+        env: "read".into(),
+        capture_limit: crate::service::input::DEFAULT_CAPTURE_LIMIT,
+        command: Vec::new(),
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let arg = arg.to_str()?;
+        if arg == "--" {
+            run.command = it.map(|a| a.to_str().map(str::to_string)).collect::<Option<_>>()?;
+            break;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (arg, None),
+        };
+        if seen.contains(&name) {
+            return None;
+        }
+        seen.push(name);
+        match name {
+            "--no-wait" if inline.is_none() => run.no_wait = true,
+            "--chaos" if inline.is_none() => run.chaos = true,
+            "--repeat" | "--every" | "--wait-limit" | "--divergence" | "--env" | "--capture-limit" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => it.next()?.to_str().filter(|v| !v.starts_with('-'))?,
+                };
+                if value.is_empty() {
+                    return None;
+                }
+                match name {
+                    "--repeat" => run.repeat = value.parse().ok().filter(|&n| n >= 1)?,
+                    "--every" => run.every = value.parse().ok()?,
+                    "--wait-limit" => run.wait_limit = value.parse().ok()?,
+                    "--divergence" => run.divergence = ["serial", "stop", "free"].into_iter().find(|&d| d == value)?.into(),
+                    "--env" => run.env = value.into(),
+                    _ => run.capture_limit = value.parse().ok()?,
+                }
+            }
+            _ => return None,
+        }
     }
-    let argv = std::iter::once(std::ffi::OsString::from("irs run")).chain(args.iter().cloned());
-    <Front as clap::Parser>::try_parse_from(argv).ok().map(|f| f.run).filter(RunArgs::under_irs)
+    Some(run).filter(|r| !r.command.is_empty() && r.under_irs())
 }
 
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("irs: {msg}");
-    ExitCode::from(2)
+/// Print `line` on standard error in one write (unbuffered, `eprintln!` writes each piece of
+/// its format apart: a dozen system calls for a line, on the path of every `irs run`).
+fn say(line: std::fmt::Arguments) {
+    let mut text = line.to_string();
+    text.push('\n');
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
-fn exit_code(code: i32) -> ExitCode {
-    ExitCode::from(code.clamp(0, 255) as u8)
+fn fail(msg: impl std::fmt::Display) -> u8 {
+    say(format_args!("irs: {msg}"));
+    2
 }
 
-/// Run the program under IRS as `args` say, printing a line per run; the program's exit code.
-pub fn run_under_irs(args: RunArgs) -> ExitCode {
+fn exit_code(code: i32) -> u8 {
+    code.clamp(0, 255) as u8
+}
+
+/// Run the program under IRS as `args` say, printing a line per run; the exit status of
+/// `irs run` (the program's, or 2 when `irs run` fails).
+pub fn run_under_irs(args: RunArgs) -> u8 {
     let RunArgs { repeat, every, no_wait, wait_limit, chaos, divergence, env, capture_limit, command, .. } = args;
     let (program, args) = command.split_first().expect("clap requires a program");
     if !(every >= 0.0 && every.is_finite() && wait_limit >= 0.0 && wait_limit.is_finite()) {
@@ -111,15 +170,15 @@ pub fn run_under_irs(args: RunArgs) -> ExitCode {
     };
     let session = crate::service::Session::attach(program, args, &opts, |a| match a {
         crate::service::Attach::Verified { key, status: crate::service::Status::Finished(s) } => {
-            eprintln!("irs: input {key} of {program}: verification finished ({})", s.verdict.as_deref().unwrap_or("?"))
+            say(format_args!("irs: input {key} of {program}: verification finished ({})", s.verdict.as_deref().unwrap_or("?")))
         }
-        crate::service::Attach::Verified { key, status } => eprintln!("irs: input {key} of {program}: verifier {}", status.word()),
-        crate::service::Attach::Queued { key, worker_started } => eprintln!(
+        crate::service::Attach::Verified { key, status } => say(format_args!("irs: input {key} of {program}: verifier {}", status.word())),
+        crate::service::Attach::Queued { key, worker_started } => say(format_args!(
             "irs: input {key} of {program} is not verified yet: queued for verification{}{}",
             if worker_started.is_some() { " (background verifier started)" } else { "" },
             if opts.no_wait { "" } else { "; waiting for its first prefix" }
-        ),
-        crate::service::Attach::Uncoverable(why) => eprintln!("irs: no verification can cover this run: {why}"),
+        )),
+        crate::service::Attach::Uncoverable(why) => say(format_args!("irs: no verification can cover this run: {why}")),
     });
     let session = match session {
         Ok(s) => s,
@@ -129,13 +188,13 @@ pub fn run_under_irs(args: RunArgs) -> ExitCode {
         match session.in_place() {
             Ok(Some(run)) => {
                 let st = run.verifier.clone().unwrap_or_default();
-                eprintln!(
+                say(format_args!(
                     "irs run 1/1: in place of irs (its exit status is the program's own) | {} constraints in force | traces explored {} | relaxations {} | violations found {}",
                     run.prefix.constraints,
                     st.traces,
                     st.published.saturating_sub(1),
                     st.violations.len()
-                );
+                ));
                 return fail(format_args!("run: {}", run.exec()));
             }
             Ok(None) => {}
@@ -164,17 +223,17 @@ pub fn run_under_irs(args: RunArgs) -> ExitCode {
         if tty {
             eprint!("\r{line}   ");
         } else {
-            eprintln!("{line}");
+            say(format_args!("{line}"));
         }
         if let Some(left) = &r.left {
             if tty {
-                eprintln!();
+                say(format_args!(""));
             }
-            eprintln!("irs: run {}: {left}", r.index + 1);
+            say(format_args!("irs: run {}: {left}", r.index + 1));
         }
     });
     if tty {
-        eprintln!();
+        say(format_args!(""));
     }
     match result {
         Ok(runs) => {
@@ -184,10 +243,68 @@ pub fn run_under_irs(args: RunArgs) -> ExitCode {
                     crate::service::Coverage::Serialised(w) | crate::service::Coverage::Unverified(w) => Some(w.clone()),
                     crate::service::Coverage::Verified(_) => None,
                 });
-                eprintln!("irs: warning: {not_verified} of {} runs were not verified{}", runs.len(), why.map(|w| format!(" ({w})")).unwrap_or_default());
+                say(format_args!("irs: warning: {not_verified} of {} runs were not verified{}", runs.len(), why.map(|w| format!(" ({w})")).unwrap_or_default()));
             }
             exit_code(last)
         }
         Err(e) => fail(format_args!("run: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What clap makes of `irs run ARGS`, as `irs-full` parses it.
+    fn clap_parse(args: &[&str]) -> Option<RunArgs> {
+        #[derive(clap::Parser)]
+        struct Front {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        <Front as clap::Parser>::try_parse_from(std::iter::once("irs run").chain(args.iter().copied())).ok().map(|f| f.run)
+    }
+
+    #[test]
+    fn the_hand_parser_takes_what_clap_takes_and_leaves_the_rest_to_it() {
+        let os = |args: &[&str]| args.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        let taken: &[&[&str]] = &[
+            &["--", "./p"],
+            &["--", "./p", "--repeat", "3", "-x"],
+            &["--repeat", "3", "--every", "0.5", "--", "./p", "a"],
+            &["--repeat=3", "--every=0.5", "--no-wait", "--chaos", "--", "./p"],
+            &["--wait-limit", "0", "--divergence", "stop", "--env", "A,B", "--capture-limit", "10", "--", "p"],
+            &["--divergence=free", "--env=all", "--", "p"],
+            &["--every=-1", "--", "p"],
+            &["--every", "inf", "--", "p"],
+            &["--repeat", "+2", "--", "p"],
+        ];
+        for args in taken {
+            let ours = parse_front(&os(args)).map(|r| format!("{r:?}"));
+            assert!(ours.is_some(), "{args:?}");
+            assert_eq!(ours, clap_parse(args).map(|r| format!("{r:?}")), "{args:?}");
+        }
+        // An error, help, a prefix, or an option it does not know: clap's to parse.
+        let left: &[&[&str]] = &[
+            &["--repeat", "0", "--", "p"],
+            &["--repeat", "-1", "--", "p"],
+            &["--repeat", "x", "--", "p"],
+            &["--repeat", "3", "--repeat", "4", "--", "p"],
+            &["--divergence", "loose", "--", "p"],
+            &["--env", "--", "p"],
+            &["--env=", "--", "p"],
+            &["--no-wait=1", "--", "p"],
+            &["--prefix", "x.prefix", "--", "p"],
+            &["--installed", "--", "p"],
+            &["--help"],
+            &["-h", "--", "p"],
+            &["--bogus", "--", "p"],
+            &["./p"],
+            &["--"],
+            &[],
+        ];
+        for args in left {
+            assert!(parse_front(&os(args)).is_none(), "{args:?}");
+        }
     }
 }

@@ -52,7 +52,9 @@ pub fn env_difference(store: &InputStore, stored: &Input, env: &[(String, String
 /// input, given the files on disk now. `Err`: a file an earlier verification read cannot be
 /// captured now (why).
 pub fn find(program: &ProgramStore, base: Input, limit: u64) -> Result<Found, String> {
-    let candidates: Vec<(InputStore, Input)> = program.inputs().into_iter().filter_map(|s| s.load().ok().map(|i| (s, i))).filter(|(_, i)| i.same_base(&base)).collect();
+    // The inputs with this base, from the program's index (one small file) where it has one.
+    let stores = program.inputs_of_base(base.base_key()).unwrap_or_else(|| program.inputs());
+    let candidates: Vec<(InputStore, Input)> = stores.into_iter().filter_map(|s| s.load().ok().map(|i| (s, i))).filter(|(_, i)| i.same_base(&base)).collect();
     // The newest first: the one made for the files as they were last seen.
     if let Some((_, i)) = candidates.iter().rev().find(|(s, i)| env_difference(s, i, &base.env).is_none() && s.captures().first_difference(limit).is_none()) {
         return Ok(Found::Stored(i.clone()));

@@ -173,6 +173,17 @@ impl Input {
     }
 
     pub fn key(&self) -> InputKey {
+        self.hash(true)
+    }
+
+    /// The key of this input without its pinned files and variables: the same for every input
+    /// with the same arguments, selected variables, standard input and working directory (see
+    /// [`Input::same_base`]); an input that pins nothing has it as its key.
+    pub fn base_key(&self) -> InputKey {
+        self.hash(false)
+    }
+
+    fn hash(&self, pins: bool) -> InputKey {
         let mut h = StableHasher::default();
         let mut field = |b: &[u8]| {
             h.write_u64(b.len() as u64);
@@ -200,7 +211,7 @@ impl Input {
         }
         field(b"cwd");
         field(self.cwd.as_bytes());
-        if !self.files.is_empty() {
+        if pins && !self.files.is_empty() {
             field(b"files");
             for f in &self.files {
                 field(f.path.as_bytes());
@@ -213,7 +224,7 @@ impl Input {
                 }
             }
         }
-        if !self.env_pins.is_empty() {
+        if pins && !self.env_pins.is_empty() {
             field(b"env-pins");
             for (k, v) in &self.env_pins {
                 field(k.as_bytes());
@@ -328,12 +339,12 @@ pub fn capture_stdin(limit: u64) -> Result<StdinCapture, InputError> {
     }
     let kind = st.st_mode & libc::S_IFMT;
     if kind == libc::S_IFCHR {
+        if st.st_rdev == libc::makedev(1, 3) {
+            return Ok(StdinCapture::Captured(Vec::new()));
+        }
         // SAFETY: isatty only inspects the descriptor.
         if unsafe { libc::isatty(0) } == 1 {
             return Ok(StdinCapture::Uncapturable { why: "standard input is a terminal (it cannot be read ahead)".into(), head: Vec::new() });
-        }
-        if st.st_rdev == libc::makedev(1, 3) {
-            return Ok(StdinCapture::Captured(Vec::new()));
         }
     }
     // SAFETY: a duplicate of descriptor 0, owned by the File (closing it leaves 0 open).
@@ -396,6 +407,17 @@ mod tests {
         let y = input(&[], &[("A", "1"), ("B", "9")], only_a.clone(), b"");
         assert!(x.key() == y.key() && x.same_as(&y));
         assert!(!x.same_as(&input(&[], &[("A", "2")], only_a, b"")));
+    }
+
+    #[test]
+    fn the_base_key_leaves_out_the_pins_only() {
+        let base = input(&["careful"], &[("LANG", "C")], EnvSelection::Read, b"");
+        assert_eq!(base.base_key(), base.key());
+        let pinned = Input { files: vec![PinnedFile { path: "/etc/x".into(), content: FileContent::Absent }], env_pins: vec![("MODE".into(), None)], ..base.clone() };
+        assert!(pinned.same_base(&base));
+        assert_ne!(pinned.key(), base.key());
+        assert_eq!(pinned.base_key(), base.key());
+        assert_ne!(input(&["fast"], &[("LANG", "C")], EnvSelection::Read, b"").base_key(), base.base_key());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! - [`state`]: what a background verifier says about itself (running, finished, stale);
 //! - [`queue`] and [`worker`]: inputs waiting for verification, verified one after another by
 //!   one background worker per program;
+//! - [`mapped`]: a prefix segment read in place;
 //! - [`publish`]: how `irs verify --publish` writes ever smaller prefixes to a segment;
 //! - [`session`]: `irs run`: find the verification of the run's input, or queue it and wait, or
 //!   react (serialise, stop, run free);
@@ -17,6 +18,7 @@
 pub mod files;
 pub mod in_place;
 pub mod input;
+pub mod mapped;
 pub mod publish;
 pub mod queue;
 pub mod session;
@@ -82,10 +84,11 @@ pub struct InForce {
     pub constraints: usize,
 }
 
-/// The input's latest published prefix, if its segment exists and is valid.
+/// The input's latest published prefix, if its segment exists and is valid (read in place,
+/// see [`mapped`]).
 pub fn in_force(input: &InputStore) -> Option<InForce> {
-    let bytes = std::fs::read(input.segment()).ok()?;
-    let v = PrefixView::parse(&bytes, Some(input.program)).ok()?;
+    let segment = mapped::Mapped::open(&input.segment())?;
+    let v = PrefixView::parse(segment.bytes(), Some(input.program)).ok()?;
     let cut = v.cutoff(v.published() - 1);
     Some(InForce { published: v.published(), constraints: v.constraints_within(&cut), cut })
 }

@@ -3,6 +3,14 @@
 //! state (`state.json`), its log (`verifier.log`) and the schedules of the bugs it found (`bugs/`);
 //! the input's prefix is the shared-memory segment `/dev/shm/irs-<id>-<key>`, which running
 //! programs map. The root is `$IRS_STORE`, else `$TMPDIR/irs-<uid>` (mode 0700).
+//!
+//! A program's directory made by this version holds an index, `bases/<base key>`: the keys of
+//! the inputs with that base (the same arguments, selected variables, standard input and working
+//! directory, `Input::base_key`), one a line, each appended before its `input.json` is written.
+//! `irs run` finds the candidate inputs of a run there, one small file, instead of reading the
+//! directory and every input in it (`files::find`). The index is complete from the directory's
+//! creation on (it is created with it, atomically) or absent (a directory made by an earlier
+//! version): then every input is read, as before.
 
 use super::input::{Input, InputKey};
 use shared_proto::ProgramId;
@@ -43,10 +51,42 @@ impl ProgramStore {
         ProgramStore { id, dir: root().join(id.to_string()) }
     }
 
-    /// Create the directories (private to this user).
+    /// Create the directories (private to this user). A new program directory appears with its
+    /// index of bases (see the module's documentation) or not at all: it is made under a
+    /// temporary name and renamed.
     pub fn create(&self) -> Result<(), StoreError> {
         use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(write_err(&self.dir))
+        if self.dir.is_dir() {
+            return Ok(());
+        }
+        let parent = self.dir.parent().unwrap_or(Path::new("/"));
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(parent).map_err(write_err(parent))?;
+        let tmp = parent.join(format!(".{}.tmp{}", self.id, std::process::id()));
+        let made = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(tmp.join("bases")).and_then(|_| std::fs::rename(&tmp, &self.dir));
+        if made.is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
+            // Made by another `irs run` meanwhile (the rename found it there): theirs is as good.
+            if !self.dir.is_dir() {
+                return made.map_err(write_err(&self.dir));
+            }
+        }
+        Ok(())
+    }
+
+    /// The index of the inputs by base (see the module's documentation).
+    pub fn bases_dir(&self) -> PathBuf {
+        self.dir.join("bases")
+    }
+
+    /// The inputs whose base key is `base`, oldest first, as [`ProgramStore::inputs`] would list
+    /// those among its inputs, read from the index; `None` when the directory has no index.
+    pub fn inputs_of_base(&self, base: InputKey) -> Option<Vec<InputStore>> {
+        let keys = match std::fs::read_to_string(self.bases_dir().join(base.to_string())) {
+            Ok(text) => text.lines().filter_map(|l| l.parse().ok()).collect(),
+            Err(_) if self.bases_dir().is_dir() => Vec::new(),
+            Err(_) => return None,
+        };
+        Some(self.oldest_first(keys))
     }
 
     pub fn input(&self, key: InputKey) -> InputStore {
@@ -55,14 +95,24 @@ impl ProgramStore {
 
     /// Every input of the program seen so far, oldest first.
     pub fn inputs(&self) -> Vec<InputStore> {
-        let mut out: Vec<(std::time::SystemTime, InputStore)> = std::fs::read_dir(&self.dir)
+        let keys = std::fs::read_dir(&self.dir).into_iter().flatten().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+        self.oldest_first(keys)
+    }
+
+    /// The inputs of these keys that hold an input (once each), by the time their `input.json`
+    /// was written, then by key. One input needs no ordering.
+    fn oldest_first(&self, mut keys: Vec<InputKey>) -> Vec<InputStore> {
+        keys.sort();
+        keys.dedup();
+        if let [key] = keys[..] {
+            let s = self.input(key);
+            return if s.input_file().is_file() { vec![s] } else { Vec::new() };
+        }
+        let mut out: Vec<(std::time::SystemTime, InputStore)> = keys
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let key: InputKey = e.file_name().to_str()?.parse().ok()?;
+            .filter_map(|key| {
                 let s = self.input(key);
-                let made = std::fs::metadata(s.dir.join("input.json")).and_then(|m| m.modified()).ok()?;
+                let made = std::fs::metadata(s.input_file()).and_then(|m| m.modified()).ok()?;
                 Some((made, s))
             })
             .collect();
@@ -173,8 +223,24 @@ impl InputStore {
         if !stdin.is_empty() {
             write_atomically(&self.stdin_file(), stdin)?;
         }
+        self.index(input)?;
         let json = serde_json::to_vec_pretty(input).map_err(|e| StoreError::Write { path: self.input_file().display().to_string(), reason: e.to_string() })?;
         write_atomically(&self.input_file(), &json)
+    }
+
+    /// List the input under its base in its program's index, if the program has one (see the
+    /// module's documentation), before its `input.json` exists: one line appended, which
+    /// concurrent writers cannot interleave.
+    fn index(&self, input: &Input) -> Result<(), StoreError> {
+        use std::io::Write;
+        let Some(bases) = self.dir.parent().map(|p| p.join("bases")).filter(|b| b.is_dir()) else { return Ok(()) };
+        let path = bases.join(input.base_key().to_string());
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(format!("{}\n", self.key).as_bytes()))
+            .map_err(write_err(&path))
     }
 
     /// Forget the input: its directory and its segment.
@@ -193,4 +259,45 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(write_err(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::input::{EnvSelection, FileContent, PinnedFile};
+
+    #[test]
+    fn a_new_program_directory_indexes_its_inputs_by_base_and_an_old_one_does_not() {
+        let root = std::env::temp_dir().join(format!("irs-store-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let program = ProgramStore { id: ProgramId(7), dir: root.join("new") };
+        assert!(program.inputs_of_base(InputKey(1)).is_none(), "no directory, no index");
+        program.create().unwrap();
+        program.create().unwrap();
+        let base = Input::new(&["a".into()], vec![("LANG".into(), "C".into())], EnvSelection::Read, b"");
+        let pinned = Input { files: vec![PinnedFile { path: "/etc/x".into(), content: FileContent::Absent }], ..base.clone() };
+        let other = Input::new(&["b".into()], Vec::new(), EnvSelection::Read, b"");
+        for i in [&base, &pinned, &other] {
+            program.input(i.key()).save(i, b"").unwrap();
+        }
+        program.input(base.key()).save(&base, b"").unwrap();
+        let keys = |v: Option<Vec<InputStore>>| v.map(|v| v.into_iter().map(|s| s.key).collect::<Vec<_>>());
+        let (mut found, mut both) = (keys(program.inputs_of_base(base.base_key())).unwrap(), vec![base.key(), pinned.key()]);
+        found.sort();
+        both.sort();
+        assert_eq!(found, both);
+        assert_eq!(keys(program.inputs_of_base(other.base_key())), Some(vec![other.key()]));
+        assert_eq!(keys(program.inputs_of_base(InputKey(1))), Some(Vec::new()));
+        // The index lists what the directory holds, in its order.
+        let listed: Vec<InputKey> = program.inputs().into_iter().filter(|s| s.key != other.key()).map(|s| s.key).collect();
+        assert_eq!(keys(program.inputs_of_base(base.base_key())), Some(listed));
+        // A directory made by an earlier version (no index): every input is read instead.
+        let old = ProgramStore { id: ProgramId(8), dir: root.join("old") };
+        std::fs::create_dir_all(&old.dir).unwrap();
+        old.create().unwrap();
+        old.input(base.key()).save(&base, b"").unwrap();
+        assert!(old.inputs_of_base(base.base_key()).is_none());
+        assert_eq!(old.inputs().len(), 1);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

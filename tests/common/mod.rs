@@ -6,8 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `irs` front, built by the `irs-front` package beside this package's `irs-full`
+/// (`cargo test --workspace` and `cargo build --release --workspace` build both).
 pub fn irs() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_irs"))
+    let irs = Path::new(env!("CARGO_BIN_EXE_irs-full")).with_file_name("irs");
+    assert!(irs.is_file(), "{} is missing: build the workspace (`cargo build --release --workspace`)", irs.display());
+    irs
 }
 
 pub fn repo() -> PathBuf {
