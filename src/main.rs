@@ -187,8 +187,9 @@ enum Command {
         #[arg(long)]
         no_race_free_words: bool,
         /// Which executions count as one trace: `reads-commute` (the default: reads of a word by
-        /// different threads are independent, as Nidhugg and GenMC count) or `mazurkiewicz`
-        /// (every access to a word is dependent with every other: more traces, for comparison).
+        /// different threads are independent, as Nidhugg and GenMC count, and so are posts of a
+        /// semaphore) or `mazurkiewicz` (every access to a word is dependent with every other,
+        /// and every semaphore operation: more traces, for comparison).
         #[arg(long, value_name = "NAME", default_value = "reads-commute", value_parser = parse_equivalence)]
         equivalence: shared_proto::equivalence::Equivalence,
         /// Publish ever smaller admissible prefixes to the program's segment

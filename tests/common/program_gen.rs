@@ -1548,6 +1548,9 @@ impl<'a> Gen<'a> {
             }
             let mut rec = 0;
             count(&th.body, v, n - 1, handler_ops, &mut rec, slots[th.id]);
+            if th.own && !th.publishes {
+                v.push(Op::Plain); // free(o): a write of the block
+            }
             v.push(Op::Plain); // the exit or the end
             if th.end.ends_process(th.id == 0) {
                 let h = if matches!(th.end, End::UnderscoreExit(_)) { 0 } else { handler_ops };
