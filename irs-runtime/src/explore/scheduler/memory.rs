@@ -15,7 +15,8 @@ impl Scheduler {
     /// a primitive (`shared_proto::sync_object`) after the primitive's own logical address.
     pub(super) fn logical(&self, addr: u64) -> LogicalAddr {
         if let Some((base, tag)) = sync_object::decode(addr) {
-            let l = self.logical(base);
+            // A primitive in a freed block keeps the block's name, as a mutex does.
+            let l = self.logical_mutex(base);
             return LogicalAddr { region: l.region, offset: sync_object::sub(l.offset, tag) };
         }
         if let Some((&base, &(size, thread, alloc))) = self.heap.range(..=addr).next_back() {
@@ -34,11 +35,11 @@ impl Scheduler {
 }
 
 impl Scheduler {
-    /// The logical address of the mutex at `m`: a mutex in a freed block keeps the block's name,
-    /// so that an operation on it after the free is on the words the free wrote (and is the
-    /// same action as before the free). Plain accesses to freed memory are not named so: memory
-    /// the C library allocated for itself (`strdup`, `fopen`) is not in the heap map, and one of
-    /// its blocks at a freed address would take the freed block's name.
+    /// The logical address of the mutex (or other primitive) at `m`: one in a freed block keeps
+    /// the block's name, so that an operation on it after the free is on the words the free
+    /// wrote (and is the same action as before the free). Plain accesses to freed memory are
+    /// not named so: memory the C library allocated for itself (`strdup`, `fopen`) is not in
+    /// the heap map, and one of its blocks at a freed address would take the freed block's name.
     pub(super) fn logical_mutex(&self, m: u64) -> LogicalAddr {
         freed_block(self, m).map_or_else(|| self.logical(m), |(_, at)| at)
     }
