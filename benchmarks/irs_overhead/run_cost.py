@@ -41,7 +41,6 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     a = ap.parse_args()
     d = Path(tempfile.mkdtemp(prefix="irs-run-cost-"))
-    (d / "triv.c").write_text(SRC)
     (d / "exec.c").write_text(EXEC_SRC)
     floor = d / "exec_floor"
     subprocess.run(["clang-14", "-O2", "-static", "-o", str(floor), str(d / "exec.c")], check=True)
@@ -50,7 +49,11 @@ def main():
         exe = d / f"triv{i}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("IRS_")}
         env["IRS_STORE"] = str(d / f"store{i}")
-        subprocess.run([irs, "cc", "-O2", "-o", str(exe), str(d / "triv.c")], check=True, env=env)
+        # A program of its own per irs binary: prefix segments are named by the program and its
+        # input, not by the store, so two identical binaries would share one.
+        src = d / f"triv{i}.c"
+        src.write_text(SRC + f'__attribute__((used)) static const char which[] = "run_cost {i}";\n')
+        subprocess.run([irs, "cc", "-O2", "-o", str(exe), str(src)], check=True, env=env)
         subprocess.run([irs, "run", "--", str(exe)], check=True, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.time() + 120
         while json.loads(subprocess.run([irs, "status", "--json", str(exe)], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL).stdout)["status"] != "finished":
