@@ -53,20 +53,22 @@ fn words(region: Region, start: u64, len: u64) -> std::ops::RangeInclusive<u64> 
     first..=(hi.saturating_sub(1) / 4).min(first + MAX_WORDS - 1)
 }
 
+/// An object's name: its logical address where the runtime gave one, else its raw address.
+fn named(addr: u64, logical: Option<crate::logical_addr::LogicalAddr>) -> (Region, u64) {
+    logical.map_or((Region::Static, addr), |l| (l.region, l.offset))
+}
+
 /// The objects an event belongs to, besides its thread (an iterator: the verifier asks for
 /// every step of every run, and collecting them cost an allocation each).
 pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
     let (words, one) = match (e.kind, e.object) {
         (EventKind::Access(_), ObjectRef::Memory { addr, size, logical }) => {
-            let (region, start) = match logical {
-                Some(l) => (l.region, l.offset),
-                None => (Region::Static, addr),
-            };
+            let (region, start) = named(addr, logical);
             let len = if size == 0 { UNKNOWN_SIZE } else { size as u64 };
             (Some((region, words(region, start, len))), None)
         }
         (_, ObjectRef::Mutex { addr, logical }) => {
-            let (region, offset) = logical.map(|l| (l.region, l.offset)).unwrap_or((Region::Static, addr));
+            let (region, offset) = named(addr, logical);
             // A program's mutex lies in memory a free may release: its operations read its first
             // word. An internal object of a primitive (`sync_object`) is no memory.
             let word = sync_object::decode(addr).is_none().then(|| (region, words(region, offset, 1)));
@@ -76,7 +78,7 @@ pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
         (_, ObjectRef::Process) => (None, Some(ObjectKey::Process)),
         (_, ObjectRef::Atomic) => (None, Some(ObjectKey::Atomic)),
         (_, ObjectRef::Sem { addr, logical, .. }) => {
-            let (region, offset) = logical.map(|l| (l.region, l.offset)).unwrap_or((Region::Static, addr));
+            let (region, offset) = named(addr, logical);
             (None, Some(ObjectKey::Sem(region, offset)))
         }
         _ => (None, None),

@@ -68,16 +68,11 @@ impl Verifier<'_> {
                     if self.objects.class(o) == ObjClass::Native && self.readers.on() {
                         // Posts commute: a post is on its thread's copy, every other operation
                         // on the semaphore and every copy (as a word's reads and writes).
-                        if e.kind.commutes_natively() {
+                        let post = e.kind.commutes_natively();
+                        if post {
                             self.readers.read(o, me, || format!("T{} {}s{} on a primitive that operations explored so far did not know it used", tid.0, e.kind.name(), site_text(self.ex, e.site)));
-                            objs.push(self.objects.reads_copy(o, me));
-                        } else {
-                            objs.push(o);
-                            self.readers.wrote(o);
-                            for &r in self.readers.readers(o) {
-                                objs.push(self.objects.reads_copy(o, r));
-                            }
                         }
+                        self.push_copies(&mut objs, o, me, post);
                         continue;
                     }
                     if self.objects.class(o) != ObjClass::Memory {
@@ -92,14 +87,7 @@ impl Verifier<'_> {
                         WordUse::Elided => elided.push(o),
                         // Reads commute: a read is on its thread's copy of the word, a write on
                         // the word and every copy (see `word_readers`).
-                        WordUse::Object if self.readers.on() && read => objs.push(self.objects.reads_copy(o, me)),
-                        WordUse::Object if self.readers.on() => {
-                            objs.push(o);
-                            self.readers.wrote(o);
-                            for &r in self.readers.readers(o) {
-                                objs.push(self.objects.reads_copy(o, r));
-                            }
-                        }
+                        WordUse::Object if self.readers.on() => self.push_copies(&mut objs, o, me, read),
                         WordUse::Object => objs.push(o),
                         WordUse::Guarded => objs.push(self.objects.atomic()),
                     }
@@ -128,6 +116,22 @@ impl Verifier<'_> {
             self.action_cache.insert(k, (a, own));
         }
         (a, own)
+    }
+
+    /// The objects of an operation by thread `me` on `o`, an object with per-thread copies (a
+    /// word under reads-commute, a semaphore): an operation that commutes with its kind (a read,
+    /// a post) is on `me`'s copy only; any other on `o` and every known copy (see
+    /// `word_readers`).
+    fn push_copies(&mut self, objs: &mut Vec<ObjIdx>, o: ObjIdx, me: crate::thread_names::StableThread, commutes: bool) {
+        if commutes {
+            objs.push(self.objects.reads_copy(o, me));
+            return;
+        }
+        objs.push(o);
+        self.readers.wrote(o);
+        for &r in self.readers.readers(o) {
+            objs.push(self.objects.reads_copy(o, r));
+        }
     }
 
     /// The action's predecessors at `C` (into `preds_buf`), and its kind there (a trylock fails
