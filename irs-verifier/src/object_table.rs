@@ -8,7 +8,8 @@
 //! reads it (DESIGN §3's refinement): a read by `t` is on the copy `(w, t)`, a write on the word
 //! itself and on every copy (see `word_readers`). A copy is a memory object like the word. A
 //! semaphore has one copy per thread that posts it, the same way: a post is on its thread's
-//! copy, every other operation on the semaphore and every copy (see `cex::semaphore`).
+//! copy, every other operation on the semaphore and every copy (see `cex::semaphore`); a
+//! barrier one per thread that waits at it, for its arrivals and departures (`cex::barrier`).
 
 use crate::thread_names::{RunThreads, StableThread};
 use shared_proto::dependence::ObjectKey;
@@ -31,8 +32,8 @@ pub enum ObjClass {
     /// Atomic blocks, and accesses to words that race with them (see `race_free_words`): moved
     /// like a memory word's accesses.
     Atomic,
-    /// A primitive modelled natively (a semaphore), or one thread's copy of it for its
-    /// operations that commute (see `cex::semaphore`).
+    /// A primitive modelled natively (a semaphore, a barrier), or one thread's copy of it for
+    /// its operations that commute (see `cex::semaphore`, `cex::barrier`).
     Native,
 }
 
@@ -67,6 +68,7 @@ pub fn stable(key: ObjectKey, threads: &RunThreads) -> ObjectKey {
         ObjectKey::Process => ObjectKey::Process,
         ObjectKey::Atomic => ObjectKey::Atomic,
         ObjectKey::Sem(r, a) => ObjectKey::Sem(stable_region(r, threads), a),
+        ObjectKey::Barrier(r, a) => ObjectKey::Barrier(stable_region(r, threads), a),
     }
 }
 
@@ -100,7 +102,7 @@ impl ObjectTable {
     }
 
     /// The copy of word `word` (an object of [`ObjClass::Memory`]) for the reads of thread `t`
-    /// (of a semaphore, [`ObjClass::Native`], for its posts).
+    /// (of a semaphore or barrier, [`ObjClass::Native`], for its operations that commute).
     pub fn reads_copy(&mut self, word: ObjIdx, t: StableThread) -> ObjIdx {
         let key = self.key(word);
         self.intern_key(Key::Reads(key, t))
@@ -113,7 +115,7 @@ impl ObjectTable {
             ObjectKey::Thread(_) => ObjClass::Thread,
             ObjectKey::Process => ObjClass::Process,
             ObjectKey::Atomic => ObjClass::Atomic,
-            ObjectKey::Sem(..) => ObjClass::Native,
+            ObjectKey::Sem(..) | ObjectKey::Barrier(..) => ObjClass::Native,
         }
     }
 

@@ -43,6 +43,12 @@ pub struct WordReaders {
     written: FxHashMap<ObjIdx, ()>,
     restart: Option<String>,
     restarts: u64,
+    /// Primitives whose commuting operations are ordered after all (a barrier that more threads
+    /// use than its count: an arrival can disable another), kept across restarts.
+    ordered: FxHashMap<ObjIdx, ()>,
+    /// Why the exploration must start over for a primitive newly ordered (not counted as a
+    /// reader's restart).
+    reorder: Option<String>,
 }
 
 impl WordReaders {
@@ -78,15 +84,30 @@ impl WordReaders {
         self.readers.get(&word).map_or(&[], |v| v.as_slice())
     }
 
+    /// Order `primitive`'s commuting operations from now on: if an operation of the current
+    /// exploration was made on it (its init, on every copy, comes first), the exploration
+    /// starts over.
+    pub fn order(&mut self, primitive: ObjIdx, why: impl FnOnce() -> String) {
+        if self.ordered.insert(primitive, ()).is_none() && self.written.contains_key(&primitive) {
+            self.reorder.get_or_insert_with(why);
+        }
+    }
+
+    /// Whether `primitive`'s commuting operations are ordered (see [`order`](Self::order)).
+    pub fn ordered(&self, primitive: ObjIdx) -> bool {
+        self.ordered.contains_key(&primitive)
+    }
+
     /// Why the exploration must start over, if it must.
     pub fn restart_needed(&self) -> Option<&str> {
-        self.restart.as_deref()
+        self.restart.as_deref().or(self.reorder.as_deref())
     }
 
     /// The exploration starts over (for whatever reason): no write is made yet. If it is for
     /// a reader found late, count it; after [`MAX_READER_RESTARTS`], reads are ordered.
     pub fn restarted(&mut self) {
         self.written.clear();
+        self.reorder = None;
         if self.restart.take().is_some() {
             self.restarts += 1;
             if self.restarts >= MAX_READER_RESTARTS {

@@ -35,6 +35,8 @@ pub enum ObjectKey {
     Atomic,
     /// A semaphore, by the logical address of its `sem_t` when known, else raw.
     Sem(Region, u64),
+    /// A barrier, by the logical address of its `pthread_barrier_t` when known, else raw.
+    Barrier(Region, u64),
 }
 
 /// Accesses of unknown size are taken to touch this many bytes.
@@ -80,6 +82,10 @@ pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
         (_, ObjectRef::Sem { addr, logical, .. }) => {
             let (region, offset) = named(addr, logical);
             (None, Some(ObjectKey::Sem(region, offset)))
+        }
+        (_, ObjectRef::Barrier { addr, logical, .. }) => {
+            let (region, offset) = named(addr, logical);
+            (None, Some(ObjectKey::Barrier(region, offset)))
         }
         _ => (None, None),
     };

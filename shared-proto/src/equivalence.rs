@@ -10,8 +10,10 @@
 //!   word behaves like a lock); finer, so more traces, kept for comparison.
 //!
 //! Under reads-commute two posts of a semaphore commute too (`sem_post` by two threads leaves
-//! the same count either way and disables nothing); every other pair of semaphore operations is
-//! dependent. Everything else (mutexes, threads, the process, atomic blocks) is dependent on
+//! the same count either way and disables nothing), and so do two arrivals at a barrier, two
+//! departures, and an arrival and a departure; every other pair of operations on one of them
+//! is dependent (a wait and a post, an init and anything, a release and an arrival or a
+//! departure). Everything else (mutexes, threads, the process, atomic blocks) is dependent on
 //! every other event on it under both. [`LastAccesses`] answers, while a trace is read in order,
 //! which earlier events a new event on an object is dependent on there: the last event on the
 //! object, or for a word under reads-commute, a read the last write and a write the last write
@@ -47,13 +49,14 @@ impl Equivalence {
     }
 
     /// Whether an event of kind `kind` on `key` takes part as a reader that commutes with other
-    /// readers of it: a read of a word, or a post of a semaphore (two posts commute: either
-    /// order leaves the same count, and a post disables nothing).
+    /// readers of it: a read of a word, a post of a semaphore (two posts commute: either order
+    /// leaves the same count, and a post disables nothing), an arrival at a barrier or a
+    /// departure from it (see `EventKind::commutes_natively`).
     pub fn commuting_read(self, key: &ObjectKey, kind: EventKind) -> bool {
         self == Equivalence::ReadsCommute
             && match key {
                 ObjectKey::Word(..) => reads_only(kind),
-                ObjectKey::Sem(..) => kind.commutes_natively(),
+                ObjectKey::Sem(..) | ObjectKey::Barrier(..) => kind.commutes_natively(),
                 _ => false,
             }
     }

@@ -43,6 +43,16 @@ pub enum EventKind {
     SemTryFail,
     /// `sem_getvalue`: reads the count.
     SemValue,
+    /// `pthread_barrier_init`: the barrier waits for `value` threads (object:
+    /// [`ObjectRef::Barrier`]).
+    BarrierInit,
+    /// `pthread_barrier_wait`, its first half: the thread arrives. Two arrivals commute.
+    BarrierArrive,
+    /// Its second half for the thread that releases the generation (enabled once every thread
+    /// of it has arrived, and it is not released yet): it returns `PTHREAD_BARRIER_SERIAL_THREAD`.
+    BarrierRelease,
+    /// Its second half for the others (enabled once their generation is released): it returns 0.
+    BarrierDepart,
 }
 
 impl EventKind {
@@ -66,6 +76,10 @@ impl EventKind {
             EventKind::SemTryWait => "sem-trywait",
             EventKind::SemTryFail => "sem-trywait-fail",
             EventKind::SemValue => "sem-getvalue",
+            EventKind::BarrierInit => "barrier-init",
+            EventKind::BarrierArrive => "barrier-arrive",
+            EventKind::BarrierRelease => "barrier-release",
+            EventKind::BarrierDepart => "barrier-depart",
         }
     }
 
@@ -75,9 +89,15 @@ impl EventKind {
     }
 
     /// An operation of a natively modelled primitive that commutes with every other of the same
-    /// primitive by another thread that also does (see `crate::equivalence`): a post.
+    /// primitive by another thread that also does (see `crate::equivalence`): a post; an
+    /// arrival at a barrier or a departure from it.
     pub fn commutes_natively(self) -> bool {
-        self == EventKind::SemPost
+        matches!(self, EventKind::SemPost | EventKind::BarrierArrive | EventKind::BarrierDepart)
+    }
+
+    /// An operation on a barrier ([`ObjectRef::Barrier`]).
+    pub fn on_barrier(self) -> bool {
+        matches!(self, EventKind::BarrierInit | EventKind::BarrierArrive | EventKind::BarrierRelease | EventKind::BarrierDepart)
     }
 
 }
@@ -104,6 +124,10 @@ impl EventKind {
             EventKind::SemTryWait => 31,
             EventKind::SemTryFail => 32,
             EventKind::SemValue => 33,
+            EventKind::BarrierInit => 34,
+            EventKind::BarrierArrive => 35,
+            EventKind::BarrierRelease => 36,
+            EventKind::BarrierDepart => 37,
         }
     }
 
@@ -127,6 +151,10 @@ impl EventKind {
             31 => EventKind::SemTryWait,
             32 => EventKind::SemTryFail,
             33 => EventKind::SemValue,
+            34 => EventKind::BarrierInit,
+            35 => EventKind::BarrierArrive,
+            36 => EventKind::BarrierRelease,
+            37 => EventKind::BarrierDepart,
             _ => return None,
         })
     }
@@ -141,6 +169,7 @@ impl EventKind {
             EventKind::Nondet => ObjectRef::Choice { value: addr as u32, of: size },
             EventKind::Atomic => ObjectRef::Atomic,
             k if k.on_semaphore() => ObjectRef::Sem { addr, logical, value: size },
+            k if k.on_barrier() => ObjectRef::Barrier { addr, logical, value: size },
             _ => unreachable!("every kind has an object"),
         }
     }
@@ -155,7 +184,7 @@ impl ObjectRef {
             ObjectRef::Thread(t) => (t.0 as u64, 0),
             ObjectRef::Process | ObjectRef::Atomic => (0, 0),
             ObjectRef::Choice { value, of } => (value as u64, of),
-            ObjectRef::Sem { addr, value, .. } => (addr, value),
+            ObjectRef::Sem { addr, value, .. } | ObjectRef::Barrier { addr, value, .. } => (addr, value),
         }
     }
 }
@@ -182,6 +211,10 @@ pub enum ObjectRef {
     /// A semaphore, by the raw address of its `sem_t` and its logical address where the runtime
     /// knows it; `value` is the count a `sem_init` sets (0 for the other operations).
     Sem { addr: u64, logical: Option<LogicalAddr>, value: u32 },
+    /// A barrier, by the raw address of its `pthread_barrier_t` and its logical address where
+    /// the runtime knows it; `value` is the count of an init, the generation of a release or a
+    /// departure (0 for an arrival).
+    Barrier { addr: u64, logical: Option<LogicalAddr>, value: u32 },
 }
 
 /// An operation a thread is about to perform (EXPLORE records, per step, that of every enabled

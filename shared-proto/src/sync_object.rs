@@ -31,8 +31,6 @@ pub struct CondSpace {
 
 /// A program's own `pthread_cond_t`.
 pub const PROGRAM_COND: CondSpace = CondSpace { lock: 0x0001, gate_base: 0x0100, what: "condition variable" };
-/// The condition variable inside a barrier (its waiters wait for the last thread).
-pub const BARRIER_COND: CondSpace = CondSpace { lock: 0x0005, gate_base: 0x0300, what: "barrier" };
 /// The condition variable inside an rwlock that writers wait on (for the readers to leave, or
 /// the writer); guarded by the rwlock's first reader slot.
 pub const RWLOCK_COND: CondSpace = CondSpace { lock: 0x0007, gate_base: 0x0400, what: "rwlock" };
@@ -74,16 +72,29 @@ pub fn reader_slot(name: u64) -> u16 {
 /// A semaphore's count, as a serialised run names it: "held" while the count is 0 (a
 /// semaphore's operations are events of their own, `EventKind::Sem*`, on no internal object).
 pub const SEM_LOCK: u16 = 0x0002;
-/// The lock on a barrier's count.
-pub const BARRIER_LOCK: u16 = 0x0004;
+/// A barrier's generation `g`, as a serialised run names it: "held" until every thread of it
+/// has arrived (a barrier's operations are events of their own, `EventKind::Barrier*`, on no
+/// internal object). Generations 256 apart share a name (their waiters are long gone).
+pub fn barrier_generation(g: u32) -> u16 {
+    BARRIER_GENERATIONS + (g & 0xff) as u16
+}
+
+/// A barrier's generation `g`, "held" from its last arrival until its release: a thread that
+/// arrives meanwhile belongs to the next generation and waits for the release first.
+pub fn barrier_full(g: u32) -> u16 {
+    BARRIER_FULL + (g & 0xff) as u16
+}
+
+const BARRIER_GENERATIONS: u16 = 0x0c00;
+const BARRIER_FULL: u16 = 0x0d00;
 /// The lock on an rwlock's holders.
 pub const RWLOCK_LOCK: u16 = 0x0006;
 /// The lock a `pthread_once` runs its function under.
 pub const ONCE_LOCK: u16 = 0x0008;
 
-const SPACES: [CondSpace; 3] = [PROGRAM_COND, BARRIER_COND, RWLOCK_COND];
+const SPACES: [CondSpace; 2] = [PROGRAM_COND, RWLOCK_COND];
 
-/// Every condition space: the three above and the rwlock reader slots'.
+/// Every condition space: the two above and the rwlock reader slots'.
 fn spaces() -> impl Iterator<Item = CondSpace> {
     SPACES.into_iter().chain((0..RWLOCK_SLOTS).map(rwlock_slot_cond))
 }
@@ -120,7 +131,6 @@ pub fn describe(addr: u64) -> Option<String> {
         if (s.gate_base..s.gate_base + GATES).contains(&tag) {
             let why = match s.what {
                 "condition variable" => "a signal or broadcast",
-                "barrier" => "the other threads to arrive",
                 _ => "an unlock",
             };
             return Some(format!("{} {base:#x} (waiting for {why})", s.what));
@@ -128,7 +138,6 @@ pub fn describe(addr: u64) -> Option<String> {
     }
     Some(match tag {
         SEM_LOCK => format!("the count of semaphore {base:#x}"),
-        BARRIER_LOCK => format!("the count of barrier {base:#x}"),
         ONCE_LOCK => format!("pthread_once control {base:#x} (its function runs)"),
         _ => format!("internal object {tag:#x} of {base:#x}"),
     })
@@ -143,7 +152,6 @@ pub fn label(tag: u16) -> String {
     for sp in spaces() {
         let short = match sp.what {
             "condition variable" => "cond",
-            "barrier" => "barrier",
             _ => "rwlock",
         };
         if tag == sp.lock {
@@ -155,7 +163,6 @@ pub fn label(tag: u16) -> String {
     }
     match tag {
         SEM_LOCK => "count".into(),
-        BARRIER_LOCK => "count".into(),
         ONCE_LOCK => "once".into(),
         t => format!("internal-{t:#x}"),
     }
@@ -174,8 +181,7 @@ mod tests {
         assert_eq!(decode(gate), Some((c, PROGRAM_COND.gate_base + 3)));
         assert_eq!(decode(c), None);
         assert!(describe(gate).unwrap().starts_with("condition variable 0x7fff12345678 (waiting for a signal"));
-        assert!(describe(sub(c, BARRIER_COND.gate_base)).unwrap().contains("barrier"));
-        assert!(describe(sub(c, BARRIER_LOCK)).unwrap().contains("barrier"));
+        assert!(describe(sub(c, RWLOCK_COND.gate_base)).unwrap().contains("rwlock"));
         assert_eq!(describe(c), None);
     }
 

@@ -179,6 +179,7 @@ impl<'a> Namer<'a> {
             ObjectKey::Process => "the process".to_string(),
             ObjectKey::Atomic => "atomic blocks".to_string(),
             ObjectKey::Sem(r, off) => format!("semaphore {}", self.region(r, off)),
+            ObjectKey::Barrier(r, off) => format!("barrier {}", self.region(r, off)),
         }
     }
 }
@@ -186,7 +187,25 @@ impl<'a> Namer<'a> {
 /// The canonical key of an execution's trace under the default equivalence (reads commute):
 /// see [`key_under`].
 pub fn key_of(trace: &Trace) -> String {
-    key_under(trace, Equivalence::default())
+    key_under(trace, Equivalence::default(), &BTreeSet::new())
+}
+
+/// The barriers (by name) at which more threads arrive in `trace` than their count: their
+/// arrivals do not commute (the last of a generation disables the others until the release),
+/// as the verifier orders them (`irs-verifier/src/cex/barrier.rs`).
+pub fn over_count_barriers(trace: &Trace) -> BTreeSet<String> {
+    let namer = Namer::new(trace);
+    let mut users: BTreeMap<String, (u32, BTreeSet<u32>)> = BTreeMap::new();
+    for e in &trace.events {
+        if let (shared_proto::EventKind::BarrierArrive, shared_proto::ObjectRef::Barrier { value, .. }) = (e.kind, e.object) {
+            for k in objects_of(e) {
+                let u = users.entry(namer.object(&k)).or_default();
+                u.0 = value;
+                u.1.insert(e.tid.0);
+            }
+        }
+    }
+    users.into_iter().filter(|(_, (count, ts))| ts.len() > *count as usize).map(|(b, _)| b).collect()
 }
 
 /// The canonical key of an execution's trace under `eq` (see the module's documentation):
@@ -195,7 +214,8 @@ pub fn key_of(trace: &Trace) -> String {
 /// one per object (`word y+0: main.1#0 main.0#0`, `mutex m+0: ...`, `thread main.0: main#0
 /// main.0#3 main#2`). Under reads-commute, the reads of a word between two writes are a set:
 /// written sorted, in braces (`word y+0: main#0 {main.0#1 main.1#0} main#2`).
-pub fn key_under(trace: &Trace, eq: Equivalence) -> String {
+/// The barriers named in `ordered` (see [`over_count_barriers`]) have no commuting operations.
+pub fn key_under(trace: &Trace, eq: Equivalence, ordered: &BTreeSet<String>) -> String {
     let namer = Namer::new(trace);
     let mut threads: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Per object, its events in order, each with whether it commutes with its neighbours
@@ -213,7 +233,8 @@ pub fn key_under(trace: &Trace, eq: Equivalence) -> String {
         };
         threads.entry(t.clone()).or_default().push(format!("{}{value}@{site}[{}]", e.kind.name(), objs.join(",")));
         for (o, key) in objs.into_iter().zip(&keys) {
-            objects.entry(o).or_default().push((format!("{t}#{}", e.k), eq.commuting_read(key, e.kind)));
+            let commutes = eq.commuting_read(key, e.kind) && !ordered.contains(&o);
+            objects.entry(o).or_default().push((format!("{t}#{}", e.k), commutes));
         }
     }
     let mut key = String::new();
@@ -288,6 +309,9 @@ pub struct OracleResult {
     /// that runs one interleaving per trace sees only one of them unless it looks further.
     /// Informational: key, and the outcomes with their schedules.
     pub multi_violation: Vec<String>,
+    /// The barriers more threads use than their count in some interleaving: ordered (see
+    /// [`over_count_barriers`]).
+    pub ordered: BTreeSet<String>,
     pub seconds: f64,
 }
 
@@ -312,6 +336,8 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
     let start = Instant::now();
     let mut r = OracleResult::default();
     let mut stack: Vec<Vec<ThreadId>> = vec![Vec::new()];
+    // Every run first: its trace's key depends on the barriers any run orders.
+    let mut runs = Vec::new();
     while let Some(prefix) = stack.pop() {
         if r.interleavings >= max_interleavings {
             return Err(format!("more than {max_interleavings} interleavings: the program is too big for the oracle"));
@@ -343,10 +369,14 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
                 }
             }
         }
-        let key = key_of(&e.trace);
+        r.ordered.extend(over_count_barriers(&e.trace));
+        runs.push((e, s, outcome));
+    }
+    for (e, s, outcome) in runs {
+        let key = key_under(&e.trace, Equivalence::ReadsCommute, &r.ordered);
         let class = outcome_class(&outcome);
         let info = || TraceInfo { schedule: s.clone(), outcome: class.clone(), outcomes: BTreeSet::from([class.clone()]), bug: bug_of(&outcome), interleavings: 1 };
-        match r.mazurkiewicz.entry(key_under(&e.trace, Equivalence::Mazurkiewicz)) {
+        match r.mazurkiewicz.entry(key_under(&e.trace, Equivalence::Mazurkiewicz, &r.ordered)) {
             std::collections::btree_map::Entry::Occupied(mut o) => {
                 o.get_mut().interleavings += 1;
                 o.get_mut().outcomes.insert(class.clone());

@@ -35,7 +35,8 @@
 //! - `once`: `pthread_once(&once0, init_once0)` from 2–3 threads; the function increments a global
 //!   (which threads then read and assert on).
 //! - `barrier`: `pthread_barrier_t b0` initialised by `main` for the 2 (or 3) threads that wait at
-//!   it, writing before and reading after; sometimes for one thread more than arrive (a deadlock).
+//!   it, writing before and reading after; sometimes for one thread more than arrive (a deadlock),
+//!   sometimes for one fewer (more threads than the count: the barrier is ordered).
 //! - `rwlock`: `pthread_rwlock_t rw0`: `rdlock`, `wrlock`, `tryrdlock`, `trywrlock`, `unlock`
 //!   around reads and writes; sometimes nested with a mutex in opposite orders (a deadlock).
 //! - `recursive`: `pthread_mutex_t rm0 = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP` (so the program
@@ -406,6 +407,7 @@ pub const ALL_FEATURES: &[&str] = &[
     "once",
     "barrier",
     "barrier-short",
+    "barrier-over",
     "rwlock",
     "rwlock-try",
     "rwlock-mutex-nested",
@@ -983,8 +985,11 @@ impl<'a> Gen<'a> {
             }
             Sync::Barrier => {
                 let k = if n >= 3 && self.rng.chance(40) { 3 } else { 2 };
-                let short = self.rng.chance(12);
-                self.barrier_n = k as u32 + u32::from(short);
+                // One draw (as `chance(12)` was): short of a thread, or one thread more than
+                // the count (an arrival then waits for the release: the barrier is ordered).
+                let draw = self.rng.next_u64() % 100;
+                let (short, over) = (draw < 12, (12..24).contains(&draw));
+                self.barrier_n = k as u32 + u32::from(short) - u32::from(over);
                 self.insert_first_in_main(St::BarrierInit { n: self.barrier_n });
                 let roles = self.distinct_threads(k);
                 let g = self.rng.below(self.nglobals);
@@ -1984,6 +1989,9 @@ impl<'a> Gen<'a> {
         let barrier_waits = all.iter().filter(|s| matches!(s, St::BarrierWait)).count();
         if barrier_waits > 0 && (self.barrier_n as usize) > barrier_waits {
             add("barrier-short");
+        }
+        if barrier_waits > 0 && (self.barrier_n as usize) < barrier_waits {
+            add("barrier-over");
         }
         let sets = |f: usize| all.iter().any(|s| matches!(s, St::SpinSet { f: x } if *x == f));
         if all.iter().any(|s| matches!(s, St::SpinWait { f: 0 })) && !sets(0) {

@@ -132,7 +132,7 @@ pub fn check_report(name: &str, mode: &str, rep: &Report, ex: &mut Executor, tru
         if e.schedule() != *s {
             fail(format!("schedule line {} is not a full schedule: [{}] runs as [{}]", i + 1, sched(s), sched(&e.schedule())));
         }
-        let key = oracle::key_under(&e.trace, eq);
+        let key = oracle::key_under(&e.trace, eq, &truth.ordered);
         if !traces.contains_key(&key) {
             fail(format!("schedule line {} [{}] ({}) is a trace the oracle does not have:\n{key}", i + 1, sched(s), e.outcome()));
         }

@@ -1,28 +1,65 @@
-//! Barriers (DESIGN §3 "Objects and dependence"): a count of arrivals and a generation under the
-//! barrier's internal lock, and an internal condition variable (`condvar`, `BARRIER_COND`) the
-//! early arrivals wait on; the same in every mode but OFF. The thread whose arrival completes the
-//! count starts the next generation, wakes every waiter and returns
-//! `PTHREAD_BARRIER_SERIAL_THREAD`; the others return 0 once their generation has completed. A
-//! barrier short of a thread is a deadlock, reported with the threads waiting at it.
+//! Barriers (DESIGN §3 "Objects and dependence"; docs/src/synchronisation.md): each
+//! `pthread_barrier_wait` is two events on the barrier (`EventKind::Barrier*`, object
+//! `ObjectRef::Barrier`), the same in every mode but OFF: the thread arrives (`BarrierArrive`),
+//! then leaves, either as the thread that releases its generation (`BarrierRelease`: every
+//! thread of it has arrived and nobody released it; it returns `PTHREAD_BARRIER_SERIAL_THREAD`)
+//! or as one that departs from a released generation (`BarrierDepart`, returning 0).
+//! - EXPLORE: the scheduler keeps the state and explores which waiting thread releases
+//!   (`explore::scheduler::barriers`).
+//! - ENFORCE, RECORD, chaos: the state under a runtime lock, the generation's number waited for
+//!   on a futex, each half inside its event's rules and recording; an arrival and a release are
+//!   recorded under the recorder's lock, so a release is recorded after every arrival it
+//!   needed, and a departure after the release. A serialised run gives a leave its turn only
+//!   once its generation is complete (the generation's name is "held" for the serialisation
+//!   until then).
+//!
+//! An arrival while a generation is complete and not yet released waits for the release and
+//! arrives in the next generation, as the C library's would (there the last arrival releases at
+//! once). Its event carries the barrier's count.
+//!
+//! Two arrivals commute, and so do two departures, and an arrival and a departure (the
+//! exploration puts each on its thread's copy of the barrier); a release is dependent with all
+//! of them. A barrier short of a thread is a deadlock, reported with the threads waiting at it.
 
-use crate::sync::condvar;
-use crate::mode::plain;
-use crate::sync::sync_ops::{self, Obj};
+use crate::enforce::event::{enforced, recording};
+use crate::enforce::serial::{self, Op};
+use crate::explore::scheduler;
+use crate::mode::{explore, plain};
+use crate::record::recorder;
 use crate::sync::object_table::ObjectTable;
 use parking_lot::Mutex;
-use shared_proto::sync_object::{BARRIER_COND, BARRIER_LOCK};
-use std::ffi::{c_int, c_uint, c_void};
+use shared_proto::sync_object;
+use shared_proto::{EventKind, ObjectRef, SiteId};
+use std::ffi::{c_int, c_uint};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
-/// Each barrier's (threads it waits for, arrivals so far, generation), by address; read and
-/// changed under its internal lock only (the Rust lock is never contended).
-static BARRIERS: ObjectTable<Mutex<(u32, u32, u64)>> = ObjectTable::new();
-
-fn with_state<R>(b: *mut libc::pthread_barrier_t, f: impl FnOnce(&mut (u32, u32, u64)) -> R) -> R {
-    f(&mut BARRIERS.get(b as u64).lock())
+/// A barrier outside EXPLORE: (threads it waits for, arrivals in the current generation) under
+/// a runtime lock, and the current generation's number (waited on with a futex).
+#[derive(Default)]
+struct Barrier {
+    state: Mutex<(u32, u32)>,
+    generation: AtomicU32,
 }
 
-fn lock_of(b: *mut libc::pthread_barrier_t) -> Obj {
-    sync_ops::internal(b as *const c_void, BARRIER_LOCK)
+static BARRIERS: ObjectTable<Barrier> = ObjectTable::new();
+
+fn barrier(b: *mut libc::pthread_barrier_t) -> &'static Barrier {
+    BARRIERS.get(b as u64)
+}
+
+/// The name a serialised run keeps "held" until generation `g` is complete.
+fn serial_name(b: *mut libc::pthread_barrier_t, g: u32) -> usize {
+    sync_object::sub(b as u64, sync_object::barrier_generation(g)) as usize
+}
+
+/// The name a serialised run keeps "held" from generation `g`'s last arrival to its release.
+fn serial_full(b: *mut libc::pthread_barrier_t, g: u32) -> usize {
+    sync_object::sub(b as u64, sync_object::barrier_full(g)) as usize
+}
+
+fn push(r: &mut recorder::RecorderState, site: u64, kind: EventKind, b: *mut libc::pthread_barrier_t, value: u32) {
+    r.push(Some(SiteId(site)), kind, ObjectRef::Barrier { addr: b as u64, logical: None, value });
 }
 
 /// # Safety
@@ -36,11 +73,23 @@ pub unsafe extern "C" fn __irs_pthread_barrier_init(b: *mut libc::pthread_barrie
     if count == 0 {
         return libc::EINVAL;
     }
-    let l = lock_of(b);
-    sync_ops::lock(l, site);
-    with_state(b, |s| *s = (count, 0, 0));
-    condvar::reset(b as *const c_void, BARRIER_COND);
-    sync_ops::unlock(l, site);
+    if explore() {
+        scheduler::barrier_init(b as u64, count, site);
+        return 0;
+    }
+    let x = barrier(b);
+    enforced(site, || {
+        let mut rec = recording().then(recorder::lock);
+        *x.state.lock() = (count, 0);
+        // Release: a new generation, after the state it counts in.
+        let g = x.generation.fetch_add(1, Ordering::Release).wrapping_add(1);
+        if serial::on() {
+            serial::locked(serial_name(b, g));
+        }
+        if let Some(r) = rec.as_mut() {
+            push(r, site, EventKind::BarrierInit, b, count);
+        }
+    });
     0
 }
 
@@ -53,10 +102,42 @@ pub unsafe extern "C" fn __irs_pthread_barrier_destroy(b: *mut libc::pthread_bar
         return unsafe { libc::pthread_barrier_destroy(b) };
     }
     // No thread may use it any more (POSIX): the runtime keeps nothing of it.
-    BARRIERS.forget(b as u64);
-    condvar::reset(b as *const c_void, BARRIER_COND);
-    sync_ops::forget_internal(b as *const c_void, BARRIER_LOCK);
+    if !explore() {
+        BARRIERS.forget(b as u64);
+    }
     0
+}
+
+/// Leave generation `g` if it may: `Some(rc)` (released by this thread, or departed from a
+/// released one), or `None` while it is incomplete.
+fn try_leave(x: &Barrier, b: *mut libc::pthread_barrier_t, g: u32, site: u64) -> Option<c_int> {
+    let mut rec = recording().then(recorder::lock);
+    let mut st = x.state.lock();
+    // Acquire: a departure sees what the threads of its generation did before they arrived.
+    if x.generation.load(Ordering::Acquire) != g {
+        drop(st);
+        if let Some(r) = rec.as_mut() {
+            push(r, site, EventKind::BarrierDepart, b, g);
+        }
+        return Some(0);
+    }
+    if st.1 < st.0 {
+        return None;
+    }
+    st.1 = 0;
+    // Release: pairs with the departures' acquire load.
+    x.generation.store(g.wrapping_add(1), Ordering::Release);
+    drop(st);
+    crate::sync::futex::wake_all(&x.generation);
+    if serial::on() {
+        serial::unlocked(serial_name(b, g));
+        serial::unlocked(serial_full(b, g));
+        serial::locked(serial_name(b, g.wrapping_add(1)));
+    }
+    if let Some(r) = rec.as_mut() {
+        push(r, site, EventKind::BarrierRelease, b, g);
+    }
+    Some(libc::PTHREAD_BARRIER_SERIAL_THREAD)
 }
 
 /// # Safety
@@ -67,35 +148,67 @@ pub unsafe extern "C" fn __irs_pthread_barrier_wait(b: *mut libc::pthread_barrie
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_barrier_wait(b) };
     }
-    let l = lock_of(b);
-    sync_ops::lock(l, site);
-    let (last, generation) = with_state(b, |s| {
-        if s.0 == 0 {
-            return (None, 0);
-        }
-        s.1 += 1;
-        if s.1 == s.0 {
-            s.1 = 0;
-            s.2 += 1;
-            (Some(true), s.2)
-        } else {
-            (Some(false), s.2)
-        }
-    });
-    let rc = match last {
+    if explore() {
+        return match scheduler::barrier_wait(b as u64, site) {
+            None => libc::EINVAL,
+            Some(true) => libc::PTHREAD_BARRIER_SERIAL_THREAD,
+            Some(false) => 0,
+        };
+    }
+    let x = barrier(b);
+    if x.state.lock().0 == 0 {
         // Not initialised.
-        None => libc::EINVAL,
-        Some(true) => {
-            condvar::wake(b as *const c_void, BARRIER_COND, site, true);
-            libc::PTHREAD_BARRIER_SERIAL_THREAD
-        }
-        Some(false) => {
-            while with_state(b, |s| s.2) == generation {
-                condvar::wait(b as *const c_void, BARRIER_COND, l, site, None);
+        return libc::EINVAL;
+    }
+    // A thread that arrives while a generation is complete and not yet released belongs to
+    // the next one (POSIX: more threads than the count may use a barrier): it waits for the
+    // release first, at its turn in a serialised run.
+    if serial::mine() {
+        loop {
+            let (count, arrived) = *x.state.lock();
+            if arrived < count {
+                break;
             }
-            0
+            serial::acquire(Op::Lock(serial_full(b, x.generation.load(Ordering::Acquire))));
         }
-    };
-    sync_ops::unlock(l, site);
-    rc
+    }
+    let g = enforced(site, || loop {
+        let mut rec = recording().then(recorder::lock);
+        let mut st = x.state.lock();
+        let g = x.generation.load(Ordering::Acquire);
+        if st.1 >= st.0 {
+            drop(st);
+            drop(rec);
+            crate::sync::futex::wait(&x.generation, g, Duration::from_secs(1));
+            continue;
+        }
+        st.1 += 1;
+        let (count, full) = (st.0, st.1 >= st.0);
+        if serial::on() && full {
+            serial::unlocked(serial_name(b, g));
+            serial::locked(serial_full(b, g));
+        }
+        drop(st);
+        if let Some(r) = rec.as_mut() {
+            push(r, site, EventKind::BarrierArrive, b, count);
+        }
+        break g;
+    });
+    if serial::mine() {
+        // At its turn once the generation is complete (or released).
+        loop {
+            serial::acquire(Op::Lock(serial_name(b, g)));
+            if let Some(rc) = try_leave(x, b, g, site) {
+                return rc;
+            }
+            serial::locked(serial_name(b, g));
+        }
+    }
+    enforced(site, || loop {
+        if let Some(rc) = try_leave(x, b, g, site) {
+            return rc;
+        }
+        // Sleeps only while the generation is still `g`.
+        crate::sync::futex::wait(&x.generation, g, Duration::from_secs(1));
+    })
 }

@@ -3,7 +3,7 @@
 //! reads-commute refinement, `word_readers`), an access spanning words, a free, or an operation
 //! on a mutex that is on the mutex's word too needs.
 
-use super::{mutex_free_after, semaphore};
+use super::{barrier, mutex_free_after, semaphore};
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::unfolding::{ActionIdx, EventIdx, Unfolding};
 use shared_proto::EventKind;
@@ -87,6 +87,7 @@ impl Product {
                         Some(k) => k,
                         None => return,
                     },
+                    (k, _) if k.on_barrier() && !barrier::enabled(u, objects, objs, &self.new_preds, k, u.actions(action).thread) => return,
                     (k, _) => k,
                 };
                 u.event(action, &self.new_preds, kind, gap);

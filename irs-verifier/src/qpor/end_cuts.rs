@@ -80,7 +80,18 @@ impl Verifier<'_> {
     /// differential campaign).
     pub(super) fn cut_at_end(&mut self, threads: &RunThreads) {
         let cuts: Vec<(EventIdx, PendingOp)> = self.path.iter().filter_map(|n| Some((n.event?, n.cut?))).collect();
-        for (kill, op) in cuts {
+        for (kill, mut op) in cuts {
+            // A thread killed waiting at a barrier would release the generation there, or depart
+            // once another thread has released it after the kill: which, `C` says.
+            if matches!(op.kind, EventKind::BarrierRelease | EventKind::BarrierDepart) {
+                op.kind = EventKind::BarrierDepart;
+                let (a, _) = self.action_for(threads, op.tid, op.site, op.kind, &[as_event(&op)]);
+                self.at_c(a, op.kind);
+                let objs: Vec<ObjIdx> = self.u.actions(a).objects.to_vec();
+                if !cex::barrier::enabled(&self.u, &self.objects, &objs, &self.preds_buf, op.kind, self.u.actions(a).thread) {
+                    op.kind = EventKind::BarrierRelease;
+                }
+            }
             let ev = as_event(&op);
             let (a, own) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
             if self.no_event(a) {
@@ -99,6 +110,7 @@ impl Verifier<'_> {
             let free = match kind {
                 EventKind::Lock => objs.iter().all(|&o| self.objects.class(o) != ObjClass::Mutex || cex::mutex_free_after(&self.u, o, self.c.last(o))),
                 EventKind::SemWait => cex::semaphore::placed(kind, cex::semaphore::count_after(&self.u, &self.objects, &objs, &self.preds_buf)).is_some(),
+                k if k.on_barrier() => cex::barrier::enabled(&self.u, &self.objects, &objs, &self.preds_buf, kind, self.u.actions(a).thread),
                 // A thread waits for good to join a thread the end killed, or to end the process
                 // another thread has ended.
                 EventKind::Join | EventKind::End => false,

@@ -27,7 +27,7 @@ impl Verifier<'_> {
         // the mutex): then the action is a function of the thread, the site, the kind and that
         // object, looked up at once.
         let single = match events {
-            [e] if kind != EventKind::Create && kind != EventKind::SemInit => {
+            [e] if kind != EventKind::Create && kind != EventKind::SemInit && kind != EventKind::BarrierInit => {
                 let mut keys = objects_of(e);
                 match (keys.next(), keys.next(), keys.next()) {
                     (Some(k), None, None) | (Some(k @ ObjectKey::Mutex(..)), Some(ObjectKey::Word(..)), None) => Some((me, site, action_kind(kind), crate::object_table::stable(k, threads))),
@@ -60,19 +60,29 @@ impl Verifier<'_> {
                 match (e.kind, e.object) {
                     (EventKind::Nondet, ObjectRef::Choice { value, .. }) => choice = value,
                     // An init is another action for every count it sets (`cex::semaphore`).
-                    (EventKind::SemInit, ObjectRef::Sem { value, .. }) => choice = value,
+                    (EventKind::SemInit, ObjectRef::Sem { value, .. }) | (EventKind::BarrierInit, ObjectRef::Barrier { value, .. }) => choice = value,
                     _ => {}
                 }
                 for k in objects_of(e) {
                     let o = self.objects.of_run(k, threads);
                     if self.objects.class(o) == ObjClass::Native && self.readers.on() {
-                        // Posts commute: a post is on its thread's copy, every other operation
-                        // on the semaphore and every copy (as a word's reads and writes).
-                        let post = e.kind.commutes_natively();
-                        if post {
+                        // Posts commute, and so do arrivals and departures: each is on its
+                        // thread's copy, every other operation on the primitive and every copy
+                        // (as a word's reads and writes).
+                        // A barrier that more threads use than its count orders its arrivals
+                        // (the last of a generation disables the next one's until the release:
+                        // `cex::barrier`); learnt at the first arrival beyond the count.
+                        if e.kind.commutes_natively() {
                             self.readers.read(o, me, || format!("T{} {}s{} on a primitive that operations explored so far did not know it used", tid.0, e.kind.name(), site_text(self.ex, e.site)));
+                            if let (EventKind::BarrierArrive, ObjectRef::Barrier { value: count, .. }) = (e.kind, e.object) {
+                                let users = self.readers.readers(o).len();
+                                if users > count as usize {
+                                    self.readers.order(o, || format!("T{} arrives at a barrier{} that {users} threads use, more than its count ({count}): its arrivals are ordered", tid.0, site_text(self.ex, e.site)));
+                                }
+                            }
                         }
-                        self.push_copies(&mut objs, o, me, post);
+                        let commutes = e.kind.commutes_natively() && !self.readers.ordered(o);
+                        self.push_copies(&mut objs, o, me, commutes);
                         continue;
                     }
                     if self.objects.class(o) != ObjClass::Memory {

@@ -19,7 +19,7 @@ use shared_proto::dependence::objects_of;
 use shared_proto::equivalence::reads_only;
 use crate::unfolding::{Configuration, Unfolding};
 use shared_proto::explore_protocol::MAX_SCHEDULE;
-use shared_proto::Outcome;
+use shared_proto::{EventKind, ObjectRef, Outcome};
 use std::time::{Duration, Instant};
 
 impl Verifier<'_> {
@@ -57,7 +57,7 @@ impl Verifier<'_> {
     }
 
     /// Note the readers of every word the first run reads and the posters of every semaphore it
-    /// posts (see `word_readers`), before any
+    /// posts and every barrier it waits at (see `word_readers`), before any
     /// write is made: a word's readers in the first run then never make the exploration start
     /// over, only readers that other runs find.
     fn note_readers(&mut self, x: &Execution) {
@@ -71,6 +71,11 @@ impl Verifier<'_> {
                 let o = self.objects.of_run(k, &threads);
                 if matches!(self.objects.class(o), ObjClass::Memory | ObjClass::Native) {
                     self.readers.read(o, threads.stable(e.tid), String::new);
+                    if let (EventKind::BarrierArrive, ObjectRef::Barrier { value: count, .. }) = (e.kind, e.object) {
+                        if self.readers.readers(o).len() > count as usize {
+                            self.readers.order(o, String::new);
+                        }
+                    }
                 }
             }
         }

@@ -140,6 +140,9 @@ impl Verifier<'_> {
             if let (Some(e), EventKind::Nondet, ObjectRef::Choice { of, .. }) = (event, done[0].kind, done[0].object) {
                 self.nondet_siblings(e, of, since_before);
             }
+            if let (Some(_), EventKind::BarrierRelease) = (event, done[0].kind) {
+                self.release_siblings(&w.threads, &run.enabled(s)?, step.chosen, done[0].object);
+            }
             if !self.u.actions(action).elided.is_empty() || !block_words.is_empty() {
                 // The access's history, and the depth of its thread's event that follows it.
                 let (q, after) = match event {

@@ -74,6 +74,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         owners: Vec::new(),
         recursion: Vec::new(),
         sems: Vec::new(),
+        barriers: Vec::new(),
         writes: Writes::default(),
         buffer,
         tls,

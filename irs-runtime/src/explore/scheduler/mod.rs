@@ -42,6 +42,7 @@
 //! `waits` first, then `decision`, then the operations); this file only declares and re-exports
 //! them. Nothing may hold a borrow of the scheduler across a fiber switch (see [`with`]).
 
+mod barriers;
 mod decision;
 mod ending;
 mod execution;
@@ -55,6 +56,7 @@ mod verifier;
 mod virtual_time;
 mod waits;
 
+pub use barriers::{barrier_init, barrier_wait};
 pub use decision::{load_schedule, schedule_region};
 pub use ending::{begin_end, complete_end, main_returned};
 pub use execution::{buffer_mark, finish, init, live_stacks, on_pause, pause_to_host, record_signal, restart_from, resume, run};
@@ -193,6 +195,8 @@ struct Scheduler {
     recursion: Vec<(u64, u32)>,
     /// Semaphores' counts, by address (`semaphores`).
     sems: Vec<(u64, u32)>,
+    /// Barriers' states, by address (`barriers`).
+    barriers: Vec<(u64, barriers::BarrierState)>,
     /// The execution's writes, for telling spinning threads (`spin_watch`).
     writes: Writes,
     buffer: BufferWriter<'static>,
