@@ -32,7 +32,7 @@ fn logical(t: &Trace) -> Trace {
         }
     };
     let strip = |o: &mut ObjectRef| match o {
-        ObjectRef::Memory { addr, logical, .. } | ObjectRef::Mutex { addr, logical } | ObjectRef::Sem { addr, logical, .. } | ObjectRef::Barrier { addr, logical, .. } => {
+        ObjectRef::Memory { addr, logical, .. } | ObjectRef::Mutex { addr, logical } | ObjectRef::Sem { addr, logical, .. } | ObjectRef::Barrier { addr, logical, .. } | ObjectRef::RwLock { addr, logical } => {
             *addr = 0;
             if let Some(l) = logical.as_mut().filter(|l| matches!(l.region, shared_proto::Region::Static)) {
                 l.offset = rebase(l.offset);

@@ -242,19 +242,15 @@ fn serialised_runs_with_blocking_operations_are_deterministic() {
     });
 }
 
-/// An rwlock reader's slot (the internal lock a read acquisition takes) is a function of the
-/// thread's creation path, the same in EXPLORE and in production runs: the verified trace and a
-/// recorded run name the slot locks every thread takes alike, though their thread ids differ
-/// (the nested child is created at a different point). Readers of different slots use
-/// different locks, readers of one slot the same. (The first slot lock each thread takes, that of
-/// its read acquisition: a recorded run is a real one, in which a reader may wait for the writer
-/// and take its slot again, or wake a waiting writer under slot 0's lock, and its gates are named
-/// per OS thread, unlike EXPLORE's.)
+/// An rwlock's acquisitions and releases are events of their own, the same in EXPLORE and in
+/// production runs: per thread (by creation path, as thread ids differ: the nested child is
+/// created at a different point), a recorded run and the verified trace have the same rwlock
+/// events, readers' and the writer's told apart.
 #[test]
-fn rwlock_reader_slots_are_named_alike_in_explore_and_in_recorded_runs() {
-    use shared_proto::{sync_object, ObjectRef, Trace};
+fn rwlock_operations_are_the_same_events_in_explore_and_in_recorded_runs() {
+    use shared_proto::{ObjectRef, Trace};
     use std::collections::BTreeMap;
-    let d = scratch("sync_primitives/reader_slots");
+    let d = scratch("sync_primitives/rwlock_events");
     let src = d.join("readers.c");
     std::fs::write(
         &src,
@@ -280,9 +276,7 @@ int main(void) {
     let exp = d.join("exp.trace");
     run(Command::new(irs()).arg("record").arg("--out").arg(&rec).arg("--").arg(&exe), None, T).unwrap_or_else(|e| panic!("{e}"));
     run(Command::new(irs()).args(["replay", "--schedule-default", "--trace-out"]).arg(&exp).arg("--").arg(&exe), None, T).unwrap_or_else(|e| panic!("{e}"));
-    // Per thread, by creation path: the reader slot whose lock it takes first.
-    let slot_of_tag = |tag: u16| (0..sync_object::RWLOCK_SLOTS).find(|&s| sync_object::rwlock_slot_lock(s) == tag);
-    let slots = |path: &Path| -> BTreeMap<Vec<u32>, u16> {
+    let events = |path: &Path| -> BTreeMap<Vec<u32>, Vec<&'static str>> {
         let t = Trace::read(path).unwrap_or_else(|e| panic!("{e}"));
         let mut paths: Vec<Vec<u32>> = Vec::new();
         for info in &t.threads {
@@ -292,20 +286,18 @@ int main(void) {
             }
             paths.push(p);
         }
-        let mut out: BTreeMap<Vec<u32>, u16> = BTreeMap::new();
+        let mut out: BTreeMap<Vec<u32>, Vec<&'static str>> = BTreeMap::new();
         for e in &t.events {
-            if let ObjectRef::Mutex { addr, .. } = e.object {
-                if let Some(slot) = sync_object::decode(addr).and_then(|(_, tag)| slot_of_tag(tag)) {
-                    out.entry(paths[e.tid.index()].clone()).or_insert(slot);
-                }
+            if let ObjectRef::RwLock { .. } = e.object {
+                out.entry(paths[e.tid.index()].clone()).or_default().push(e.kind.name());
             }
         }
         out
     };
-    let (recorded, explored) = (slots(&rec), slots(&exp));
-    assert_eq!(recorded, explored, "the threads' reader slots differ between a recorded run and EXPLORE");
-    // Main's children 1-4 (readers) and the nested reader: slots 2, 3, 0, 1 and 2; main (the
-    // writer, who takes them all in order) slot 0.
-    let got: Vec<u16> = [vec![1], vec![2], vec![3], vec![4], vec![0, 0], vec![]].iter().map(|p| explored[p]).collect();
-    assert_eq!(got, [2, 3, 0, 1, 2, 0]);
+    let (recorded, explored) = (events(&rec), events(&exp));
+    assert_eq!(recorded, explored, "the threads' rwlock events differ between a recorded run and EXPLORE");
+    let reader = vec!["rwlock-read", "rwlock-read-unlock"];
+    let want: BTreeMap<Vec<u32>, Vec<&str>> =
+        [(vec![1], reader.clone()), (vec![2], reader.clone()), (vec![3], reader.clone()), (vec![4], reader.clone()), (vec![0, 0], reader), (vec![], vec!["rwlock-write", "rwlock-write-unlock"])].into_iter().collect();
+    assert_eq!(explored, want);
 }

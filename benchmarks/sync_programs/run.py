@@ -33,12 +33,14 @@ such peer is also run once on the native primitive, under --unsupported-time-lim
 30 s), to record what happens (a compile error, a black box that deadlocks or blocks for real,
 or a wrong verdict).
 
-Trace counts differ by design and are reported, never compared as equal: irs builds
-condition variables, semaphores, rwlocks and barriers from internal locks and choices
-(docs/src/synchronisation.md) and counts the orders of those internal lock events (two reads
-of one word commute, the default; each instance also runs once with `--equivalence
-mazurkiewicz`, every access to a word dependent); the peers model their primitives natively, or here
-through the spin-wait stand-ins, and GenMC counts executions up to reads-from.
+Trace counts differ by design and are reported, never compared as equal: irs models
+semaphores, barriers and rwlocks as events of their own, whose commuting operations (posts,
+arrivals and departures, readers' operations) are independent, and builds condition variables
+and `pthread_once` from internal locks and choices, counting the orders of those internal
+events (docs/src/synchronisation.md; two reads of one word commute, the default; each instance
+also runs once with `--equivalence mazurkiewicz`, every access to a word and every operation on
+a primitive dependent); the peers model their primitives natively, or here through the
+spin-wait stand-ins, and GenMC counts executions up to reads-from.
 
 A tool process still running at the time limit is killed with its whole process group (each
 command runs in a session of its own); irs enforces --time-limit itself and is killed only as a
@@ -383,10 +385,11 @@ def write_report(records, meta, out):
     L.append("- On a `-DBUG` variant irs explores every execution and reports every distinct bug (so its count "
              "and time cover the whole space), while GenMC and Nidhugg stop at the first error: their counts "
              "there are what they explored before it, and the times are not comparable.\n")
-    L.append("Trace counts differ by design and are not expected to be equal: irs builds condition variables, "
-             "semaphores, rwlocks and barriers from internal locks and choices (docs/src/synchronisation.md"
-             ") and counts the orders of those internal events (two reads of one word commute, as for "
-             "Nidhugg); the peers model their primitives natively, or here through spin-wait stand-ins whose "
+    L.append("Trace counts differ by design and are not expected to be equal: irs models semaphores, barriers "
+             "and rwlocks as events of their own (posts, arrivals and departures, and readers' operations "
+             "commute) and builds condition variables and `pthread_once` from internal locks and choices "
+             "(docs/src/synchronisation.md), counting the orders of those internal events (two reads of one "
+             "word commute, as for Nidhugg); the peers model their primitives natively, or here through spin-wait stand-ins whose "
              "extra reads and blocked executions are their own, and GenMC counts executions up to reads-from "
              "(two reads of the same write are not ordered).\n")
 

@@ -69,6 +69,7 @@ pub fn stable(key: ObjectKey, threads: &RunThreads) -> ObjectKey {
         ObjectKey::Atomic => ObjectKey::Atomic,
         ObjectKey::Sem(r, a) => ObjectKey::Sem(stable_region(r, threads), a),
         ObjectKey::Barrier(r, a) => ObjectKey::Barrier(stable_region(r, threads), a),
+        ObjectKey::RwLock(r, a) => ObjectKey::RwLock(stable_region(r, threads), a),
     }
 }
 
@@ -115,7 +116,7 @@ impl ObjectTable {
             ObjectKey::Thread(_) => ObjClass::Thread,
             ObjectKey::Process => ObjClass::Process,
             ObjectKey::Atomic => ObjClass::Atomic,
-            ObjectKey::Sem(..) | ObjectKey::Barrier(..) => ObjClass::Native,
+            ObjectKey::Sem(..) | ObjectKey::Barrier(..) | ObjectKey::RwLock(..) => ObjClass::Native,
         }
     }
 

@@ -37,6 +37,8 @@ pub enum ObjectKey {
     Sem(Region, u64),
     /// A barrier, by the logical address of its `pthread_barrier_t` when known, else raw.
     Barrier(Region, u64),
+    /// An rwlock, by the logical address of its `pthread_rwlock_t` when known, else raw.
+    RwLock(Region, u64),
 }
 
 /// Accesses of unknown size are taken to touch this many bytes.
@@ -86,6 +88,10 @@ pub fn objects_of(e: &Event) -> impl Iterator<Item = ObjectKey> + Clone {
         (_, ObjectRef::Barrier { addr, logical, .. }) => {
             let (region, offset) = named(addr, logical);
             (None, Some(ObjectKey::Barrier(region, offset)))
+        }
+        (_, ObjectRef::RwLock { addr, logical }) => {
+            let (region, offset) = named(addr, logical);
+            (None, Some(ObjectKey::RwLock(region, offset)))
         }
         _ => (None, None),
     };

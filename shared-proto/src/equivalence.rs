@@ -11,9 +11,10 @@
 //!
 //! Under reads-commute two posts of a semaphore commute too (`sem_post` by two threads leaves
 //! the same count either way and disables nothing), and so do two arrivals at a barrier, two
-//! departures, and an arrival and a departure; every other pair of operations on one of them
-//! is dependent (a wait and a post, an init and anything, a release and an arrival or a
-//! departure). Everything else (mutexes, threads, the process, atomic blocks) is dependent on
+//! departures, and an arrival and a departure, and two of an rwlock's reader operations
+//! (acquisitions, tried ones, releases); every other pair of operations on one of them is
+//! dependent (a wait and a post, an init and anything, a release and an arrival or a departure,
+//! a writer's operation and anything). Everything else (mutexes, threads, the process, atomic blocks) is dependent on
 //! every other event on it under both. [`LastAccesses`] answers, while a trace is read in order,
 //! which earlier events a new event on an object is dependent on there: the last event on the
 //! object, or for a word under reads-commute, a read the last write and a write the last write
@@ -56,7 +57,7 @@ impl Equivalence {
         self == Equivalence::ReadsCommute
             && match key {
                 ObjectKey::Word(..) => reads_only(kind),
-                ObjectKey::Sem(..) | ObjectKey::Barrier(..) => kind.commutes_natively(),
+                ObjectKey::Sem(..) | ObjectKey::Barrier(..) | ObjectKey::RwLock(..) => kind.commutes_natively(),
                 _ => false,
             }
     }

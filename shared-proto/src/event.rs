@@ -53,6 +53,23 @@ pub enum EventKind {
     BarrierRelease,
     /// Its second half for the others (enabled once their generation is released): it returns 0.
     BarrierDepart,
+    /// `pthread_rwlock_rdlock` (object: [`ObjectRef::RwLock`]), one event: enabled only while
+    /// no writer holds the lock (readers preferred). Two read acquisitions commute.
+    RwRead,
+    /// `pthread_rwlock_wrlock`, one event: enabled only while nobody holds the lock.
+    RwWrite,
+    /// `pthread_rwlock_tryrdlock` (or a timed one, a try in EXPLORE) that got in.
+    RwTryRead,
+    /// ... that found a writer: `EBUSY` (`ETIMEDOUT`).
+    RwTryReadFail,
+    /// `pthread_rwlock_trywrlock` (or a timed one) that got in.
+    RwTryWrite,
+    /// ... that found it held: `EBUSY` (`ETIMEDOUT`).
+    RwTryWriteFail,
+    /// `pthread_rwlock_unlock` by a reader.
+    RwReadUnlock,
+    /// `pthread_rwlock_unlock` by the writer.
+    RwWriteUnlock,
 }
 
 impl EventKind {
@@ -80,6 +97,14 @@ impl EventKind {
             EventKind::BarrierArrive => "barrier-arrive",
             EventKind::BarrierRelease => "barrier-release",
             EventKind::BarrierDepart => "barrier-depart",
+            EventKind::RwRead => "rwlock-read",
+            EventKind::RwWrite => "rwlock-write",
+            EventKind::RwTryRead => "rwlock-tryread",
+            EventKind::RwTryReadFail => "rwlock-tryread-fail",
+            EventKind::RwTryWrite => "rwlock-trywrite",
+            EventKind::RwTryWriteFail => "rwlock-trywrite-fail",
+            EventKind::RwReadUnlock => "rwlock-read-unlock",
+            EventKind::RwWriteUnlock => "rwlock-write-unlock",
         }
     }
 
@@ -90,9 +115,21 @@ impl EventKind {
 
     /// An operation of a natively modelled primitive that commutes with every other of the same
     /// primitive by another thread that also does (see `crate::equivalence`): a post; an
-    /// arrival at a barrier or a departure from it.
+    /// arrival at a barrier or a departure from it; a reader's acquisition (tried or not, got
+    /// or not) or release of an rwlock.
     pub fn commutes_natively(self) -> bool {
-        matches!(self, EventKind::SemPost | EventKind::BarrierArrive | EventKind::BarrierDepart)
+        matches!(
+            self,
+            EventKind::SemPost | EventKind::BarrierArrive | EventKind::BarrierDepart | EventKind::RwRead | EventKind::RwTryRead | EventKind::RwTryReadFail | EventKind::RwReadUnlock
+        )
+    }
+
+    /// An operation on an rwlock ([`ObjectRef::RwLock`]).
+    pub fn on_rwlock(self) -> bool {
+        matches!(
+            self,
+            EventKind::RwRead | EventKind::RwWrite | EventKind::RwTryRead | EventKind::RwTryReadFail | EventKind::RwTryWrite | EventKind::RwTryWriteFail | EventKind::RwReadUnlock | EventKind::RwWriteUnlock
+        )
     }
 
     /// An operation on a barrier ([`ObjectRef::Barrier`]).
@@ -128,6 +165,14 @@ impl EventKind {
             EventKind::BarrierArrive => 35,
             EventKind::BarrierRelease => 36,
             EventKind::BarrierDepart => 37,
+            EventKind::RwRead => 38,
+            EventKind::RwWrite => 39,
+            EventKind::RwTryRead => 40,
+            EventKind::RwTryReadFail => 41,
+            EventKind::RwTryWrite => 42,
+            EventKind::RwTryWriteFail => 43,
+            EventKind::RwReadUnlock => 44,
+            EventKind::RwWriteUnlock => 45,
         }
     }
 
@@ -155,6 +200,14 @@ impl EventKind {
             35 => EventKind::BarrierArrive,
             36 => EventKind::BarrierRelease,
             37 => EventKind::BarrierDepart,
+            38 => EventKind::RwRead,
+            39 => EventKind::RwWrite,
+            40 => EventKind::RwTryRead,
+            41 => EventKind::RwTryReadFail,
+            42 => EventKind::RwTryWrite,
+            43 => EventKind::RwTryWriteFail,
+            44 => EventKind::RwReadUnlock,
+            45 => EventKind::RwWriteUnlock,
             _ => return None,
         })
     }
@@ -170,6 +223,7 @@ impl EventKind {
             EventKind::Atomic => ObjectRef::Atomic,
             k if k.on_semaphore() => ObjectRef::Sem { addr, logical, value: size },
             k if k.on_barrier() => ObjectRef::Barrier { addr, logical, value: size },
+            k if k.on_rwlock() => ObjectRef::RwLock { addr, logical },
             _ => unreachable!("every kind has an object"),
         }
     }
@@ -180,7 +234,7 @@ impl ObjectRef {
     pub fn to_raw(self) -> (u64, u32) {
         match self {
             ObjectRef::Memory { addr, size, .. } => (addr, size),
-            ObjectRef::Mutex { addr, .. } => (addr, 0),
+            ObjectRef::Mutex { addr, .. } | ObjectRef::RwLock { addr, .. } => (addr, 0),
             ObjectRef::Thread(t) => (t.0 as u64, 0),
             ObjectRef::Process | ObjectRef::Atomic => (0, 0),
             ObjectRef::Choice { value, of } => (value as u64, of),
@@ -215,6 +269,9 @@ pub enum ObjectRef {
     /// the runtime knows it; `value` is the count of an init, the generation of a release or a
     /// departure (0 for an arrival).
     Barrier { addr: u64, logical: Option<LogicalAddr>, value: u32 },
+    /// A read-write lock, by the raw address of its `pthread_rwlock_t` and its logical address
+    /// where the runtime knows it.
+    RwLock { addr: u64, logical: Option<LogicalAddr> },
 }
 
 /// An operation a thread is about to perform (EXPLORE records, per step, that of every enabled

@@ -41,8 +41,8 @@ pub enum SiteKind {
     /// `getenv`, `secure_getenv`, a use of `environ`: the environment variables read are part
     /// of the input (`shared_proto::input_env`).
     InputRead,
-    /// Condition variables, semaphores, rwlocks, barriers, `pthread_once`: built by the runtime
-    /// from locks and choices (`shared_proto::sync_object`).
+    /// Condition variables and `pthread_once` (built by the runtime from locks and choices,
+    /// `shared_proto::sync_object`), and semaphores, barriers and rwlocks (events of their own).
     Sync,
     /// The header of a loop the runtime watches for an iteration that only reads (a spin-wait, see
     /// the pass's `spin_loops`).

@@ -168,7 +168,7 @@ impl Trace {
             ObjectRef::Process => "the process".to_string(),
             ObjectRef::Atomic => "atomic blocks".to_string(),
             ObjectRef::Choice { value, of } => format!("value {value} of {of}"),
-            ObjectRef::Sem { addr, logical, .. } | ObjectRef::Barrier { addr, logical, .. } => symbolizer.name(*addr).unwrap_or_else(|| match logical {
+            ObjectRef::Sem { addr, logical, .. } | ObjectRef::Barrier { addr, logical, .. } | ObjectRef::RwLock { addr, logical } => symbolizer.name(*addr).unwrap_or_else(|| match logical {
                 Some(l) if l.region != Region::Static => l.to_string(),
                 _ => "-".to_string(),
             }),

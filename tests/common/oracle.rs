@@ -180,6 +180,7 @@ impl<'a> Namer<'a> {
             ObjectKey::Atomic => "atomic blocks".to_string(),
             ObjectKey::Sem(r, off) => format!("semaphore {}", self.region(r, off)),
             ObjectKey::Barrier(r, off) => format!("barrier {}", self.region(r, off)),
+            ObjectKey::RwLock(r, off) => format!("rwlock {}", self.region(r, off)),
         }
     }
 }

@@ -1,8 +1,9 @@
-// Two readers take and release the read lock of one rwlock: main's first two children, whose
-// read acquisitions touch only their own reader slots (1 and 2), so nothing orders them: every
-// interleaving is one trace. (With one internal lock for every reader, the two sections of each
-// reader, 4 in all, would interleave in C(4,2) = 6 traces.) Safe.
-// expect-traces: 1
+// Two readers take and release the read lock of one rwlock: a reader's operations are on its
+// thread's copy of the rwlock, so nothing orders the two readers: every interleaving is one
+// trace. (Under --equivalence mazurkiewicz every operation on the rwlock is ordered: the two
+// sections of each reader, 4 in all, interleave in C(4,2) = 6 traces.) Safe.
+// expect-traces: 6
+// expect-traces-reads-commute: 1
 // expect-bugs: none
 #include <pthread.h>
 pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;

@@ -101,8 +101,14 @@ pub unsafe extern "C" fn __irs_pthread_barrier_destroy(b: *mut libc::pthread_bar
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_barrier_destroy(b) };
     }
-    // No thread may use it any more (POSIX): the runtime keeps nothing of it.
+    // No thread may use it any more (POSIX): the runtime keeps nothing of it, nor does a
+    // serialised run (the current generation's names).
     if !explore() {
+        if serial::on() {
+            let g = barrier(b).generation.load(Ordering::Acquire);
+            serial::unlocked(serial_name(b, g));
+            serial::unlocked(serial_full(b, g));
+        }
         BARRIERS.forget(b as u64);
     }
     0

@@ -1,231 +1,254 @@
-//! Read-write locks (DESIGN §3 "Objects and dependence"), the same in every mode but OFF, built
-//! from internal locks and internal condition variables (`condvar`) so that two read acquisitions
-//! commute (DESIGN §3, "reads commute"):
+//! Read-write locks (DESIGN §3 "Objects and dependence"; docs/src/synchronisation.md): each
+//! acquisition and release is one event on the rwlock (`EventKind::Rw*`, object
+//! `ObjectRef::RwLock`), the same in every mode but OFF:
+//! - a reader gets in whenever no writer holds the lock (readers preferred, as glibc's default:
+//!   a waiting writer does not keep new readers out, which allows every order a
+//!   writer-preferring lock allows), a writer whenever nobody holds it; an acquisition that
+//!   would block is no event until a release lets it in. The writer locking again gets
+//!   `EDEADLK` (no event); the try variants get `EBUSY` where they would wait
+//!   (`RwTry*Fail`), the timed ones `ETIMEDOUT` (EXPLORE: a try, since the exploration does not
+//!   model time). An unlock by a thread that holds nothing is `EPERM` (no event).
+//! - EXPLORE: the scheduler keeps the holders and grants an acquisition only when it can get in
+//!   (`explore::scheduler::rwlocks`).
+//! - ENFORCE, RECORD, chaos: the holders under a runtime lock, blocked acquisitions waiting on a
+//!   futex for the next release, each operation inside its event's rules and recording (under
+//!   the recorder's lock, taken before the holders' lock: the recorded order is the order in
+//!   which the holders changed). A serialised run gives an acquisition its turn only when it can
+//!   get in (the lock's "read" name is held for the serialisation while a writer holds it, its
+//!   "write" name while anyone does).
 //!
-//! - The holders are split over `RWLOCK_SLOTS` *reader slots*, each with its own internal lock:
-//!   a reader counts itself in the slot of its thread (`sync_object::reader_slot` of its name by
-//!   creation path, the same in every execution and mode), under that slot's lock only; a
-//!   writer takes every slot's lock, in order, to check that no reader is counted anywhere and
-//!   to set or clear itself as the writer. Two read acquisitions (or releases) by threads of
-//!   different slots touch no common object: the exploration does not order them. Two threads
-//!   of one slot are ordered (a sound over-approximation: more executions, the same behaviours);
-//!   `main`'s first three children and `main` have slots of their own.
-//! - A reader gets in whenever no writer holds the lock (readers are preferred, as glibc's
-//!   default is; a waiting writer does not keep new readers out, which allows every order a
-//!   writer-preferring lock allows and more), a writer whenever nobody holds it. The owner of
-//!   the write lock gets `EDEADLK` locking again; the try variants `EBUSY`, the timed ones
-//!   `ETIMEDOUT` wherever they would wait (EXPLORE: at any moment).
-//! - Waiting: a reader that finds a writer waits on its slot's condition variable
-//!   (`rwlock_slot_cond`, under its slot's lock); the writer's unlock, which holds every slot,
-//!   wakes them. A writer that cannot get in counts itself as waiting (in every slot, holding
-//!   them all), releases the other slots and waits on the writers' condition variable
-//!   (`RWLOCK_COND`) under slot 0's lock; a reader whose release empties its slot while writers
-//!   wait wakes them there (after releasing its own slot, in the order writers take the slots),
-//!   and so does a writer's unlock. Every waker is on the list before the waiters' count it read
-//!   could change, so no wake-up is lost.
+//! Two reader operations (acquisitions, tried or not, and releases) commute: the exploration
+//! puts each on its thread's copy of the rwlock, the requirement table never orders them; a
+//! writer's operation is dependent with every other.
 
-use crate::sync::condvar;
-use crate::mode::plain;
-use crate::sync::sync_ops::{self, Obj};
+use crate::enforce::event::{enforced, recording};
+use crate::enforce::serial::{self, Op};
+use crate::explore::scheduler;
+use crate::mode::{explore, plain};
+use crate::record::recorder;
 use crate::sync::object_table::ObjectTable;
-use crossbeam_utils::CachePadded;
-use shared_proto::sync_object::{reader_slot, rwlock_slot_cond, rwlock_slot_lock, CondSpace, RWLOCK_COND, RWLOCK_SLOTS};
-use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use crate::sync::sync_ops;
+use parking_lot::Mutex;
+use shared_proto::sync_object::{self, RWLOCK_LOCK, RWLOCK_READ_BLOCK};
+use shared_proto::{EventKind, ObjectRef, SiteId};
+use std::cell::RefCell;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
-const SLOTS: usize = RWLOCK_SLOTS as usize;
-
-/// An rwlock's holders. Every field is read and changed only under the rwlock's internal
-/// locks, as said for each, which order those accesses (EXPLORE: one logical thread runs at a
-/// time; elsewhere the locks' acquire and release): the atomics are only there so that readers
-/// of different slots can change their counts at once without a lock around the record, and
-/// `Relaxed` is enough for them.
+/// An rwlock outside EXPLORE: its holders (the writer's `sync_ops::me` plus one, 0 for none;
+/// the readers' count) under a runtime lock, and a number bumped at every release, which
+/// blocked acquisitions wait on.
 #[derive(Default)]
-struct Holders {
-    /// The writer's number (`sync_ops::me`) plus one, 0 for none: set and cleared holding every
-    /// slot.
-    writer: AtomicU32,
-    /// Readers counted in each slot, changed under that slot's lock (a cache line each: readers
-    /// of different slots change theirs at once).
-    readers: [CachePadded<AtomicU32>; SLOTS],
-    /// Writers waiting on `RWLOCK_COND`: changed holding every slot.
-    writers_waiting: AtomicU32,
+struct Rw {
+    holders: Mutex<(u32, u32)>,
+    releases: AtomicU32,
 }
 
-impl Holders {
-    fn writer(&self) -> Option<u32> {
-        self.writer.load(Relaxed).checked_sub(1)
-    }
+static RWLOCKS: ObjectTable<Rw> = ObjectTable::new();
 
-    fn set_writer(&self, w: Option<u32>) {
-        self.writer.store(w.map_or(0, |w| w + 1), Relaxed);
-    }
-
-    fn readers(&self, slot: usize) -> u32 {
-        self.readers[slot].load(Relaxed)
-    }
-
-    /// Nobody holds it (every slot's lock held).
-    fn free(&self) -> bool {
-        self.writer().is_none() && (0..SLOTS).all(|s| self.readers(s) == 0)
-    }
-
-    fn reset(&self) {
-        self.set_writer(None);
-        for r in &self.readers {
-            r.store(0, Relaxed);
-        }
-        self.writers_waiting.store(0, Relaxed);
-    }
+thread_local! {
+    /// The rwlocks the calling thread holds for reading, with how many times (so that an
+    /// unlock knows whether it is a reader's).
+    static READS: RefCell<Vec<(u64, u32)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Each rwlock's holders, by address.
-static RWLOCKS: ObjectTable<Holders> = ObjectTable::new();
-
-fn holders(r: *mut libc::pthread_rwlock_t) -> &'static Holders {
+fn rw(r: *mut libc::pthread_rwlock_t) -> &'static Rw {
     RWLOCKS.get(r as u64)
 }
 
-fn slot_lock(r: *mut libc::pthread_rwlock_t, slot: usize) -> Obj {
-    sync_ops::internal(r as *const c_void, rwlock_slot_lock(slot as u16))
+fn my_reads(r: *mut libc::pthread_rwlock_t) -> u32 {
+    // `try_with`: an unlock in a thread-local's destructor, after this one's, finds nothing.
+    READS.try_with(|v| v.borrow().iter().find(|(x, _)| *x == r as u64).map_or(0, |&(_, n)| n)).unwrap_or(0)
 }
 
-/// The calling thread's reader slot.
-fn my_slot() -> usize {
-    reader_slot(sync_ops::my_name()) as usize
+fn add_my_read(r: *mut libc::pthread_rwlock_t, delta: i32) {
+    let _ = READS.try_with(|v| {
+        let mut v = v.borrow_mut();
+        match v.iter().position(|(x, _)| *x == r as u64) {
+            Some(i) => {
+                let n = (v[i].1 as i32 + delta).max(0) as u32;
+                if n == 0 {
+                    v.swap_remove(i);
+                } else {
+                    v[i].1 = n;
+                }
+            }
+            None if delta > 0 => v.push((r as u64, delta as u32)),
+            None => {}
+        }
+    });
 }
 
-/// Lock the slots `from..` in order (a writer; slot 0 first, as every writer takes them).
-fn lock_slots(r: *mut libc::pthread_rwlock_t, from: usize, site: u64) {
-    for s in from..SLOTS {
-        sync_ops::lock(slot_lock(r, s), site);
+/// The names a serialised run keeps "held": reading while a writer holds it, writing while
+/// anyone does.
+fn serial_name(r: *mut libc::pthread_rwlock_t, write: bool) -> usize {
+    sync_object::sub(r as u64, if write { RWLOCK_LOCK } else { RWLOCK_READ_BLOCK }) as usize
+}
+
+/// The serialisation's view of the holders `h`, after they changed.
+fn serial_update(r: *mut libc::pthread_rwlock_t, h: (u32, u32)) {
+    if !serial::on() {
+        return;
+    }
+    for (write, held) in [(false, h.0 != 0), (true, h.0 != 0 || h.1 != 0)] {
+        if held {
+            serial::locked(serial_name(r, write));
+        } else {
+            serial::unlocked(serial_name(r, write));
+        }
     }
 }
 
-/// Unlock the slots `from..`, last first.
-fn unlock_slots(r: *mut libc::pthread_rwlock_t, from: usize, site: u64) {
-    for s in (from..SLOTS).rev() {
-        sync_ops::unlock(slot_lock(r, s), site);
+fn record(rec: Option<parking_lot::MutexGuard<'_, recorder::RecorderState>>, site: u64, kind: EventKind, r: *mut libc::pthread_rwlock_t) {
+    if let Some(mut rec) = rec {
+        rec.push(Some(SiteId(site)), kind, ObjectRef::RwLock { addr: r as u64, logical: None });
     }
 }
 
-/// Wake every thread waiting on `space` (under the lock its waiters wait with; none: nothing).
-fn wake_all(r: *mut libc::pthread_rwlock_t, space: CondSpace, site: u64) {
-    condvar::wake(r as *const c_void, space, site, true);
+/// Get in if it can be had now (the caller holds nothing that decides it but the holders'
+/// lock); records `kind` (or its failure, `fail_kind`, when `fail_kind` is given). `None`: not
+/// now, and nothing recorded (a blocking acquisition waits for the next release, whose number
+/// is returned in `Err`).
+fn try_get(r: *mut libc::pthread_rwlock_t, write: bool, site: u64, kind: EventKind, fail_kind: Option<EventKind>) -> Result<bool, u32> {
+    let x = rw(r);
+    let rec = recording().then(recorder::lock);
+    let mut h = x.holders.lock();
+    let can = if write { *h == (0, 0) } else { h.0 == 0 };
+    if can {
+        if write {
+            h.0 = sync_ops::me() + 1;
+        } else {
+            h.1 += 1;
+            add_my_read(r, 1);
+        }
+        serial_update(r, *h);
+        drop(h);
+        record(rec, site, kind, r);
+        return Ok(true);
+    }
+    match fail_kind {
+        Some(k) => {
+            drop(h);
+            record(rec, site, k, r);
+            Ok(false)
+        }
+        // Acquire: a release after this load changes the number the futex sleeps on.
+        None => Err(x.releases.load(Ordering::Acquire)),
+    }
 }
 
-/// How a locker waits when it cannot get in.
+/// A blocking acquisition (with an optional deadline, after which it fails with `fail_kind`).
+fn acquire_waiting(r: *mut libc::pthread_rwlock_t, write: bool, site: u64, deadline: Option<Instant>) -> bool {
+    let (kind, fail_kind) = if write { (EventKind::RwWrite, EventKind::RwTryWriteFail) } else { (EventKind::RwRead, EventKind::RwTryReadFail) };
+    let x = rw(r);
+    loop {
+        let left = match deadline {
+            None => Duration::from_secs(1),
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => left,
+                _ => return try_get(r, write, site, kind, Some(fail_kind)).unwrap_or(false),
+            },
+        };
+        match try_get(r, write, site, kind, None) {
+            Ok(got) => return got,
+            // Sleeps only while no release came since the holders were read.
+            Err(seen) => crate::sync::futex::wait(&x.releases, seen, left),
+        }
+    }
+}
+
+/// An acquisition in a serialised run: at its turn, when it can get in.
+fn serial_acquire(r: *mut libc::pthread_rwlock_t, write: bool, site: u64) {
+    let kind = if write { EventKind::RwWrite } else { EventKind::RwRead };
+    loop {
+        serial::acquire(Op::Lock(serial_name(r, write)));
+        if let Ok(true) = try_get(r, write, site, kind, None) {
+            return;
+        }
+        serial::locked(serial_name(r, write));
+    }
+}
+
+/// How an acquisition waits when it cannot get in.
 #[derive(Clone, Copy)]
 enum Mode {
     Wait,
     Try,
-    Timed(Option<std::time::Duration>),
-}
-
-fn read_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int {
-    let slot = my_slot();
-    let l = slot_lock(r, slot);
-    let cond = rwlock_slot_cond(slot as u16);
-    let me = sync_ops::me();
-    let h = holders(r);
-    sync_ops::lock(l, site);
-    let rc = loop {
-        let writer = h.writer();
-        if writer == Some(me) {
-            break libc::EDEADLK;
-        }
-        if writer.is_none() {
-            h.readers[slot].fetch_add(1, Relaxed);
-            break 0;
-        }
-        match mode {
-            Mode::Try => break libc::EBUSY,
-            Mode::Wait => {
-                condvar::wait(r as *const c_void, cond, l, site, None);
-            }
-            Mode::Timed(left) => {
-                let timed_out = condvar::wait(r as *const c_void, cond, l, site, Some(left)) == libc::ETIMEDOUT;
-                if timed_out && h.writer().is_some() {
-                    break libc::ETIMEDOUT;
-                }
-            }
-        }
-    };
-    sync_ops::unlock(l, site);
-    rc
-}
-
-fn write_acquire(r: *mut libc::pthread_rwlock_t, mode: Mode, site: u64) -> c_int {
-    let me = sync_ops::me();
-    let h = holders(r);
-    lock_slots(r, 0, site);
-    let rc = loop {
-        if h.writer() == Some(me) {
-            break libc::EDEADLK;
-        }
-        if h.free() {
-            h.set_writer(Some(me));
-            break 0;
-        }
-        let limit = match mode {
-            Mode::Try => break libc::EBUSY,
-            Mode::Wait => None,
-            Mode::Timed(left) => Some(left),
-        };
-        h.writers_waiting.fetch_add(1, Relaxed);
-        unlock_slots(r, 1, site);
-        let timed_out = condvar::wait(r as *const c_void, RWLOCK_COND, slot_lock(r, 0), site, limit) == libc::ETIMEDOUT;
-        lock_slots(r, 1, site);
-        h.writers_waiting.fetch_sub(1, Relaxed);
-        if timed_out && !h.free() {
-            break libc::ETIMEDOUT;
-        }
-    };
-    unlock_slots(r, 0, site);
-    rc
+    Timed(Option<Duration>),
 }
 
 fn acquire(r: *mut libc::pthread_rwlock_t, write: bool, mode: Mode, site: u64) -> c_int {
-    if write { write_acquire(r, mode, site) } else { read_acquire(r, mode, site) }
+    let busy = if matches!(mode, Mode::Try) { libc::EBUSY } else { libc::ETIMEDOUT };
+    if explore() {
+        if scheduler::rwlock_relock(r as u64) {
+            return libc::EDEADLK;
+        }
+        return match mode {
+            Mode::Wait => {
+                scheduler::rwlock_acquire(r as u64, write, site);
+                0
+            }
+            _ => {
+                if scheduler::rwlock_try(r as u64, write, site) { 0 } else { busy }
+            }
+        };
+    }
+    // Whether the caller is the writer needs no event: only the writer sets the field to
+    // itself and clears it.
+    if rw(r).holders.lock().0 == sync_ops::me() + 1 {
+        return libc::EDEADLK;
+    }
+    let (kind, fail_kind) = match write {
+        true => (EventKind::RwTryWrite, EventKind::RwTryWriteFail),
+        false => (EventKind::RwTryRead, EventKind::RwTryReadFail),
+    };
+    match mode {
+        Mode::Wait if serial::mine() => {
+            serial_acquire(r, write, site);
+            0
+        }
+        Mode::Wait => {
+            enforced(site, || acquire_waiting(r, write, site, None));
+            0
+        }
+        Mode::Timed(left) if !serial::mine() => {
+            let deadline = Instant::now() + left.unwrap_or(Duration::ZERO);
+            if enforced(site, || acquire_waiting(r, write, site, Some(deadline))) { 0 } else { busy }
+        }
+        _ => {
+            if enforced(site, || try_get(r, write, site, kind, Some(fail_kind)).unwrap_or(false)) { 0 } else { busy }
+        }
+    }
 }
 
 fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
-    let me = sync_ops::me();
-    let h = holders(r);
-    // Whether the caller is the writer needs no lock: only the writer sets the field to itself
-    // and clears it, so it reads its own number there exactly while it holds the write lock
-    // (a function of its own history), and never otherwise.
-    if h.writer() == Some(me) {
-        lock_slots(r, 0, site);
-        h.set_writer(None);
-        for s in 0..RWLOCK_SLOTS {
-            wake_all(r, rwlock_slot_cond(s), site);
+    if explore() {
+        return if scheduler::rwlock_unlock(r as u64, site) { 0 } else { libc::EPERM };
+    }
+    let x = rw(r);
+    let me = sync_ops::me() + 1;
+    let (writer, reader) = (x.holders.lock().0 == me, my_reads(r) > 0);
+    if !writer && !reader {
+        return libc::EPERM;
+    }
+    enforced(site, || {
+        let rec = recording().then(recorder::lock);
+        let mut h = x.holders.lock();
+        if writer {
+            h.0 = 0;
+        } else {
+            h.1 = h.1.saturating_sub(1);
+            add_my_read(r, -1);
         }
-        wake_all(r, RWLOCK_COND, site);
-        unlock_slots(r, 0, site);
-        return 0;
-    }
-    let slot = my_slot();
-    let l = slot_lock(r, slot);
-    sync_ops::lock(l, site);
-    let (rc, wake) = match h.readers(slot) {
-        0 => (libc::EPERM, false),
-        n => {
-            h.readers[slot].store(n - 1, Relaxed);
-            (0, n == 1 && h.writers_waiting.load(Relaxed) > 0)
-        }
-    };
-    if wake && slot == 0 {
-        wake_all(r, RWLOCK_COND, site);
-    }
-    sync_ops::unlock(l, site);
-    if wake && slot != 0 {
-        let l0 = slot_lock(r, 0);
-        sync_ops::lock(l0, site);
-        wake_all(r, RWLOCK_COND, site);
-        sync_ops::unlock(l0, site);
-    }
-    rc
+        // Release: pairs with the waiters' acquire load of the number.
+        x.releases.fetch_add(1, Ordering::Release);
+        serial_update(r, *h);
+        drop(h);
+        crate::sync::futex::wake_all(&x.releases);
+        record(rec, site, if writer { EventKind::RwWriteUnlock } else { EventKind::RwReadUnlock }, r);
+    });
+    0
 }
 
 fn timed(r: *mut libc::pthread_rwlock_t, write: bool, clock: libc::clockid_t, abstime: *const libc::timespec, site: u64) -> c_int {
@@ -269,24 +292,22 @@ forwarded!(__irs_pthread_rwlock_clockwrlock, pthread_rwlock_clockwrlock, (clock:
 
 forwarded!(__irs_pthread_rwlock_unlock, libc::pthread_rwlock_unlock, (), release);
 
-forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const libc::pthread_rwlockattr_t), |r, site| {
-    lock_slots(r, 0, site);
-    holders(r).reset();
-    condvar::reset(r as *const c_void, RWLOCK_COND);
-    for s in 0..RWLOCK_SLOTS {
-        condvar::reset(r as *const c_void, rwlock_slot_cond(s));
+forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const libc::pthread_rwlockattr_t), |r, _site| {
+    // Nobody holds it (no event: an init while threads use it is undefined in POSIX).
+    if explore() {
+        scheduler::rwlock_init(r as u64);
+    } else {
+        *rw(r).holders.lock() = (0, 0);
+        serial_update(r, (0, 0));
     }
-    unlock_slots(r, 0, site);
     0
 });
 
 forwarded!(__irs_pthread_rwlock_destroy, libc::pthread_rwlock_destroy, (), |r, _site| {
     // No thread may use it any more (POSIX): the runtime keeps nothing of it.
-    RWLOCKS.forget(r as u64);
-    condvar::reset(r as *const c_void, RWLOCK_COND);
-    for s in 0..RWLOCK_SLOTS {
-        condvar::reset(r as *const c_void, rwlock_slot_cond(s));
-        sync_ops::forget_internal(r as *const c_void, rwlock_slot_lock(s));
+    if !explore() {
+        RWLOCKS.forget(r as u64);
+        serial_update(r, (0, 0));
     }
     0
 });

@@ -76,12 +76,6 @@ impl Drop for GateOwner {
 
 thread_local! { static GATE_OWNER: GateOwner = const { GateOwner(std::cell::Cell::new(None)) }; }
 
-/// The calling thread's name by creation path (`sync_object::child_name`): the same in every
-/// execution and every mode, so that it may name an object (an rwlock's reader slot).
-pub fn my_name() -> u64 {
-    if explore() { scheduler::current_name() } else { crate::thread::thread_state::name() }
-}
-
 /// The gate of waiter `who` (`me`), slot `slot`, in the condition variable `space` of the
 /// primitive at `base`: the lock a waiter blocks on until it is woken. In EXPLORE the gate is
 /// named logically, by its slot (one per thread that waits there, numbered by the order of
@@ -107,11 +101,6 @@ pub fn forget(name: u64) {
     if !explore() {
         rt_lock::forget(name);
     }
-}
-
-/// [`forget`] the internal object `tag` of the primitive at `base`.
-pub fn forget_internal(base: *const c_void, tag: u16) {
-    forget(sync_object::sub(base as u64, tag));
 }
 
 fn record(site: u64, kind: EventKind, name: u64) {

@@ -62,11 +62,6 @@ pub fn next_k() -> u32 {
     })
 }
 
-/// The calling OS thread's name by creation path (outside EXPLORE; see `sync_ops::my_name`).
-pub fn name() -> u64 {
-    STATE.try_with(|s| s.name.get()).unwrap_or(0)
-}
-
 /// Take the calling thread's name (in a new thread, before its start routine).
 pub fn set_name(name: u64) {
     STATE.with(|s| s.name.set(name));

@@ -12,11 +12,13 @@
 //! (before another thread's end). A memory event on several objects (a write with its word's
 //! reader copies, an access spanning words, a free) or an operation on a mutex that is on a word
 //! too (the mutex's first word, when a free makes it racy) gets every agreeing placement
-//! instead (`product`); so does a semaphore's or barrier's operation other than a post or an
-//! arrival on its thread's copy, placed only where it is enabled (`semaphore`, `barrier`).
+//! instead (`product`); so does a semaphore's, barrier's or rwlock's operation other than a
+//! post, an arrival on its thread's copy or a reader's release, placed only where it is enabled
+//! (`semaphore`, `barrier`, `rwlock`).
 
 pub mod barrier;
 mod product;
+pub mod rwlock;
 pub mod semaphore;
 
 use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
@@ -89,7 +91,7 @@ impl Extensions {
         let mutexes = objs.iter().filter(|&&o| objects.class(o) == ObjClass::Mutex).count();
         // A semaphore's or barrier's operation other than a post or an arrival (always enabled)
         // is placed with its enabling condition in view, whatever its number of objects.
-        let sem = (kind.on_semaphore() || kind.on_barrier()) && !barrier::always_enabled(objects, objs, kind) && others <= MAX_PRODUCT_OBJECTS;
+        let sem = (kind.on_semaphore() || kind.on_barrier() || kind.on_rwlock()) && !barrier::always_enabled(objects, objs, kind) && others <= MAX_PRODUCT_OBJECTS;
         if sem || ((2..=MAX_PRODUCT_OBJECTS).contains(&others) && mutexes <= 1 && objs.iter().all(|&o| o == own || placeable(o) || objects.class(o) == ObjClass::Mutex)) {
             let mutex = objs.iter().position(|&o| objects.class(o) == ObjClass::Mutex);
             self.product.add(u, objects, action, kind, preds, objs, own, t0, mutex, gap);

@@ -3,7 +3,7 @@
 //! reads-commute refinement, `word_readers`), an access spanning words, a free, or an operation
 //! on a mutex that is on the mutex's word too needs.
 
-use super::{barrier, mutex_free_after, semaphore};
+use super::{barrier, mutex_free_after, rwlock, semaphore};
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::unfolding::{ActionIdx, EventIdx, Unfolding};
 use shared_proto::EventKind;
@@ -84,6 +84,10 @@ impl Product {
                 let kind = match (kind, self.mutex) {
                     (EventKind::TryLock, Some(m)) if !mutex_free_after(u, objs[self.slots[m]], self.new_preds[self.slots[m]]) => EventKind::TryLockFail,
                     (k, _) if k.on_semaphore() => match semaphore::placed(k, semaphore::count_after(u, objects, objs, &self.new_preds)) {
+                        Some(k) => k,
+                        None => return,
+                    },
+                    (k, _) if k.on_rwlock() => match rwlock::placed(k, rwlock::holders_after(u, objects, objs, &self.new_preds)) {
                         Some(k) => k,
                         None => return,
                     },

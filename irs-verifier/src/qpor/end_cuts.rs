@@ -110,6 +110,7 @@ impl Verifier<'_> {
             let free = match kind {
                 EventKind::Lock => objs.iter().all(|&o| self.objects.class(o) != ObjClass::Mutex || cex::mutex_free_after(&self.u, o, self.c.last(o))),
                 EventKind::SemWait => cex::semaphore::placed(kind, cex::semaphore::count_after(&self.u, &self.objects, &objs, &self.preds_buf)).is_some(),
+                k if k.on_rwlock() => cex::rwlock::placed(kind, cex::rwlock::holders_after(&self.u, &self.objects, &objs, &self.preds_buf)).is_some(),
                 k if k.on_barrier() => cex::barrier::enabled(&self.u, &self.objects, &objs, &self.preds_buf, kind, self.u.actions(a).thread),
                 // A thread waits for good to join a thread the end killed, or to end the process
                 // another thread has ended.

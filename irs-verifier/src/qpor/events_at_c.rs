@@ -163,6 +163,10 @@ impl Verifier<'_> {
                 let objs = &self.u.actions(a).objects;
                 cex::semaphore::placed(k, cex::semaphore::count_after(&self.u, &self.objects, objs, &self.preds_buf)).unwrap_or(k)
             }
+            k if k.on_rwlock() => {
+                let objs = &self.u.actions(a).objects;
+                cex::rwlock::placed(k, cex::rwlock::holders_after(&self.u, &self.objects, objs, &self.preds_buf)).unwrap_or(k)
+            }
             k => k,
         }
     }

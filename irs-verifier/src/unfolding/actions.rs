@@ -35,6 +35,8 @@ pub fn action_kind(kind: EventKind) -> EventKind {
     match kind {
         EventKind::TryLockFail => EventKind::TryLock,
         EventKind::SemTryFail => EventKind::SemTryWait,
+        EventKind::RwTryReadFail => EventKind::RwTryRead,
+        EventKind::RwTryWriteFail => EventKind::RwTryWrite,
         k => k,
     }
 }

@@ -75,6 +75,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         recursion: Vec::new(),
         sems: Vec::new(),
         barriers: Vec::new(),
+        rwlocks: Vec::new(),
         writes: Writes::default(),
         buffer,
         tls,

@@ -48,6 +48,7 @@ mod ending;
 mod execution;
 mod memory;
 mod mutexes;
+mod rwlocks;
 mod semaphores;
 mod spin_loops;
 mod thread_data;
@@ -62,6 +63,7 @@ pub use ending::{begin_end, complete_end, main_returned};
 pub use execution::{buffer_mark, finish, init, live_stacks, on_pause, pause_to_host, record_signal, restart_from, resume, run};
 pub use memory::{access_after, access_before, allocated, freed};
 pub use mutexes::{lock, lock_kind, mutex_reinit, trylock, trylock_kind, unlock, unlock_kind};
+pub use rwlocks::{rwlock_acquire, rwlock_init, rwlock_relock, rwlock_try, rwlock_unlock};
 pub use semaphores::{sem_count_now, sem_getvalue, sem_init, sem_post, sem_trywait, sem_wait};
 pub use spin_loops::{loop_enter, loop_head};
 pub use thread_data::{get_specific, key_create, key_delete, self_handle, set_specific};
@@ -197,6 +199,8 @@ struct Scheduler {
     sems: Vec<(u64, u32)>,
     /// Barriers' states, by address (`barriers`).
     barriers: Vec<(u64, barriers::BarrierState)>,
+    /// Rwlocks' holders, by address (`rwlocks`).
+    rwlocks: Vec<(u64, rwlocks::RwState)>,
     /// The execution's writes, for telling spinning threads (`spin_watch`).
     writes: Writes,
     buffer: BufferWriter<'static>,
@@ -266,9 +270,4 @@ impl Scheduler {
 
 pub fn current() -> u32 {
     with(|s| s.current as u32)
-}
-
-/// The running logical thread's name by creation path (`sync_object::child_name`).
-pub fn current_name() -> u64 {
-    with(|s| s.threads[s.current].name)
 }

@@ -1,5 +1,6 @@
 //! Whether a logical thread can move and, when none can, what each waits for (DESIGN §7): a
-//! lock is enabled when the mutex is free, a semaphore's wait when its count is above 0, a barrier's arrival while its generation has room, a leave when the generation is
+//! lock is enabled when the mutex is free, a semaphore's wait when its count is above 0, a barrier's arrival while its generation has room, an rwlock's read
+//! acquisition while no writer holds it and a write acquisition while nobody does, a leave when the generation is
 //! complete or released, a join when the joined thread has finished, the
 //! process's end once per process. With no enabled thread left, the execution ends in a
 //! deadlock, described thread by thread, or, when threads halted in watched loops, as the
@@ -18,6 +19,7 @@ impl Scheduler {
             EventKind::Lock => self.owner(op.addr).is_none(),
             EventKind::SemWait => self.sem_count(op.addr) > 0,
             EventKind::BarrierArrive | EventKind::BarrierRelease | EventKind::BarrierDepart => self.barrier_op_enabled(op.addr, op.kind, op.size),
+            EventKind::RwRead | EventKind::RwWrite => self.rwlock_op_enabled(op.addr, op.kind),
             EventKind::Join => self.threads.get(op.addr as usize).is_some_and(|j| j.finished && !j.halted && !j.killed),
             // One end per process: a thread that calls `exit` after another waits for good.
             EventKind::End => self.ending.is_none(),
@@ -46,6 +48,7 @@ impl Scheduler {
                 }
             }
             EventKind::SemWait => format!("T{t} waits on semaphore {} (its count is 0)", self.logical(op.addr)),
+            EventKind::RwRead | EventKind::RwWrite => format!("T{t} waits for {}", self.describe_rwlock_wait(op.addr, op.kind)),
             EventKind::BarrierArrive => format!("T{t} waits to arrive at {} (its generation is complete, not yet released)", self.describe_barrier_wait(op.addr)),
             EventKind::BarrierRelease | EventKind::BarrierDepart => format!("T{t} waits at {}", self.describe_barrier_wait(op.addr)),
             EventKind::Join if self.threads.get(op.addr as usize).is_some_and(|j| j.spin_halted) => {
