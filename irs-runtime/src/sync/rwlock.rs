@@ -10,12 +10,13 @@
 //!   model time). An unlock by a thread that holds nothing is `EPERM` (no event).
 //! - EXPLORE: the scheduler keeps the holders and grants an acquisition only when it can get in
 //!   (`explore::scheduler::rwlocks`).
-//! - ENFORCE, RECORD, chaos: the holders under a runtime lock, blocked acquisitions waiting on a
-//!   futex for the next release, each operation inside its event's rules and recording (under
-//!   the recorder's lock, taken before the holders' lock: the recorded order is the order in
-//!   which the holders changed). A serialised run gives an acquisition its turn only when it can
-//!   get in (the lock's "read" name is held for the serialisation while a writer holds it, its
-//!   "write" name while anyone does).
+//! - ENFORCE, RECORD, chaos: the holders in one atomic word (a writer bit or the readers'
+//!   count), taken with a compare-exchange, blocked acquisitions waiting on a futex for it to
+//!   change, each operation inside its event's rules and recording (when recording, under the
+//!   recorder's lock: the recorded order is the order in which the holders changed). A
+//!   serialised run gives an acquisition its turn only when it can get in (the lock's "read"
+//!   name is held for the serialisation while a writer holds it, its "write" name while anyone
+//!   does).
 //!
 //! Two reader operations (acquisitions, tried or not, and releases) commute: the exploration
 //! puts each on its thread's copy of the rwlock, the requirement table never orders them; a
@@ -28,7 +29,6 @@ use crate::mode::{explore, plain};
 use crate::record::recorder;
 use crate::sync::object_table::ObjectTable;
 use crate::sync::sync_ops;
-use parking_lot::Mutex;
 use shared_proto::sync_object::{self, RWLOCK_LOCK, RWLOCK_READ_BLOCK};
 use shared_proto::{EventKind, ObjectRef, SiteId};
 use std::cell::RefCell;
@@ -36,14 +36,17 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// An rwlock outside EXPLORE: its holders (the writer's `sync_ops::me` plus one, 0 for none;
-/// the readers' count) under a runtime lock, and a number bumped at every release, which
-/// blocked acquisitions wait on.
+/// An rwlock outside EXPLORE: its holders in one word (`WRITER`, or the readers' count), the
+/// writer's `sync_ops::me` plus one (0 for none), and how many threads wait to get in.
 #[derive(Default)]
 struct Rw {
-    holders: Mutex<(u32, u32)>,
-    releases: AtomicU32,
+    state: AtomicU32,
+    writer: AtomicU32,
+    waiters: AtomicU32,
 }
+
+/// The bit of `Rw::state` a writer holds.
+const WRITER: u32 = 1 << 31;
 
 static RWLOCKS: ObjectTable<Rw> = ObjectTable::new();
 
@@ -86,12 +89,12 @@ fn serial_name(r: *mut libc::pthread_rwlock_t, write: bool) -> usize {
     sync_object::sub(r as u64, if write { RWLOCK_LOCK } else { RWLOCK_READ_BLOCK }) as usize
 }
 
-/// The serialisation's view of the holders `h`, after they changed.
-fn serial_update(r: *mut libc::pthread_rwlock_t, h: (u32, u32)) {
+/// The serialisation's view of the holders `state`, after they changed.
+fn serial_update(r: *mut libc::pthread_rwlock_t, state: u32) {
     if !serial::on() {
         return;
     }
-    for (write, held) in [(false, h.0 != 0), (true, h.0 != 0 || h.1 != 0)] {
+    for (write, held) in [(false, state & WRITER != 0), (true, state != 0)] {
         if held {
             serial::locked(serial_name(r, write));
         } else {
@@ -106,35 +109,44 @@ fn record(rec: Option<parking_lot::MutexGuard<'_, recorder::RecorderState>>, sit
     }
 }
 
-/// Get in if it can be had now (the caller holds nothing that decides it but the holders'
-/// lock); records `kind` (or its failure, `fail_kind`, when `fail_kind` is given). `None`: not
-/// now, and nothing recorded (a blocking acquisition waits for the next release, whose number
-/// is returned in `Err`).
+/// Get in if it can be had now; records `kind` (or its failure, `fail_kind`, when `fail_kind`
+/// is given). `Err(state)`: not now, and nothing recorded (a blocking acquisition waits for
+/// the holders to change from `state`). Recording, under the recorder's lock: the recorded
+/// order is the order in which the holders changed.
 fn try_get(r: *mut libc::pthread_rwlock_t, write: bool, site: u64, kind: EventKind, fail_kind: Option<EventKind>) -> Result<bool, u32> {
     let x = rw(r);
     let rec = recording().then(recorder::lock);
-    let mut h = x.holders.lock();
-    let can = if write { *h == (0, 0) } else { h.0 == 0 };
-    if can {
+    // Acquire (SeqCst, for `acquire_waiting`'s protocol with `waiters`): an acquisition sees
+    // what the last holder did before its release.
+    let mut seen = x.state.load(Ordering::SeqCst);
+    let got = loop {
+        let can = if write { seen == 0 } else { seen & WRITER == 0 };
+        if !can {
+            break false;
+        }
+        let next = if write { WRITER } else { seen + 1 };
+        match x.state.compare_exchange_weak(seen, next, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => break true,
+            Err(now) => seen = now,
+        }
+    };
+    if got {
         if write {
-            h.0 = sync_ops::me() + 1;
+            // Relaxed: only this thread sets it to itself and clears it.
+            x.writer.store(sync_ops::me() + 1, Ordering::Relaxed);
         } else {
-            h.1 += 1;
             add_my_read(r, 1);
         }
-        serial_update(r, *h);
-        drop(h);
+        serial_update(r, x.state.load(Ordering::Relaxed));
         record(rec, site, kind, r);
         return Ok(true);
     }
     match fail_kind {
         Some(k) => {
-            drop(h);
             record(rec, site, k, r);
             Ok(false)
         }
-        // Acquire: a release after this load changes the number the futex sleeps on.
-        None => Err(x.releases.load(Ordering::Acquire)),
+        None => Err(seen),
     }
 }
 
@@ -142,20 +154,28 @@ fn try_get(r: *mut libc::pthread_rwlock_t, write: bool, site: u64, kind: EventKi
 fn acquire_waiting(r: *mut libc::pthread_rwlock_t, write: bool, site: u64, deadline: Option<Instant>) -> bool {
     let (kind, fail_kind) = if write { (EventKind::RwWrite, EventKind::RwTryWriteFail) } else { (EventKind::RwRead, EventKind::RwTryReadFail) };
     let x = rw(r);
-    loop {
+    if let Ok(got) = try_get(r, write, site, kind, None) {
+        return got;
+    }
+    // SeqCst (with the release's change of the state and its read of `waiters`): either the
+    // release sees this waiter and wakes it, or this waiter sees the release's state.
+    x.waiters.fetch_add(1, Ordering::SeqCst);
+    let got = loop {
         let left = match deadline {
             None => Duration::from_secs(1),
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) if !left.is_zero() => left,
-                _ => return try_get(r, write, site, kind, Some(fail_kind)).unwrap_or(false),
+                _ => break try_get(r, write, site, kind, Some(fail_kind)).unwrap_or(false),
             },
         };
         match try_get(r, write, site, kind, None) {
-            Ok(got) => return got,
-            // Sleeps only while no release came since the holders were read.
-            Err(seen) => crate::sync::futex::wait(&x.releases, seen, left),
+            Ok(got) => break got,
+            // Sleeps only while the holders are still those seen.
+            Err(seen) => crate::sync::futex::wait(&x.state, seen, left),
         }
-    }
+    };
+    x.waiters.fetch_sub(1, Ordering::SeqCst);
+    got
 }
 
 /// An acquisition in a serialised run: at its turn, when it can get in.
@@ -196,7 +216,7 @@ fn acquire(r: *mut libc::pthread_rwlock_t, write: bool, mode: Mode, site: u64) -
     }
     // Whether the caller is the writer needs no event: only the writer sets the field to
     // itself and clears it.
-    if rw(r).holders.lock().0 == sync_ops::me() + 1 {
+    if rw(r).writer.load(Ordering::Relaxed) == sync_ops::me() + 1 {
         return libc::EDEADLK;
     }
     let (kind, fail_kind) = match write {
@@ -227,25 +247,24 @@ fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
         return if scheduler::rwlock_unlock(r as u64, site) { 0 } else { libc::EPERM };
     }
     let x = rw(r);
-    let me = sync_ops::me() + 1;
-    let (writer, reader) = (x.holders.lock().0 == me, my_reads(r) > 0);
+    let (writer, reader) = (x.writer.load(Ordering::Relaxed) == sync_ops::me() + 1, my_reads(r) > 0);
     if !writer && !reader {
         return libc::EPERM;
     }
     enforced(site, || {
         let rec = recording().then(recorder::lock);
-        let mut h = x.holders.lock();
-        if writer {
-            h.0 = 0;
+        // SeqCst: see `acquire_waiting` (and a release: the next holder sees this one's writes).
+        let state = if writer {
+            x.writer.store(0, Ordering::Relaxed);
+            x.state.fetch_and(!WRITER, Ordering::SeqCst) & !WRITER
         } else {
-            h.1 = h.1.saturating_sub(1);
             add_my_read(r, -1);
+            x.state.fetch_sub(1, Ordering::SeqCst) - 1
+        };
+        serial_update(r, state);
+        if x.waiters.load(Ordering::SeqCst) > 0 {
+            crate::sync::futex::wake_all(&x.state);
         }
-        // Release: pairs with the waiters' acquire load of the number.
-        x.releases.fetch_add(1, Ordering::Release);
-        serial_update(r, *h);
-        drop(h);
-        crate::sync::futex::wake_all(&x.releases);
         record(rec, site, if writer { EventKind::RwWriteUnlock } else { EventKind::RwReadUnlock }, r);
     });
     0
@@ -297,8 +316,10 @@ forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const l
     if explore() {
         scheduler::rwlock_init(r as u64);
     } else {
-        *rw(r).holders.lock() = (0, 0);
-        serial_update(r, (0, 0));
+        let x = rw(r);
+        x.state.store(0, Ordering::Release);
+        x.writer.store(0, Ordering::Relaxed);
+        serial_update(r, 0);
     }
     0
 });
@@ -307,7 +328,7 @@ forwarded!(__irs_pthread_rwlock_destroy, libc::pthread_rwlock_destroy, (), |r, _
     // No thread may use it any more (POSIX): the runtime keeps nothing of it.
     if !explore() {
         RWLOCKS.forget(r as u64);
-        serial_update(r, (0, 0));
+        serial_update(r, 0);
     }
     0
 });
