@@ -172,6 +172,31 @@ fn divergent_runs_and_bad_prefixes_are_reported() {
     }
 }
 
+/// A run serialised by a divergence while another thread is already blocked in a real
+/// `pthread_join` (past its cut, so free) completes: the joining thread is *away* for the
+/// serialisation until its join returns (`enforcer::blocking`). Before, a decision waited for it
+/// to park, and it waited for a thread that never got the turn: about every other run hung.
+#[test]
+fn a_run_serialised_while_a_thread_is_blocked_in_a_join_completes() {
+    let d = scratch("enforce/diverge_join");
+    std::fs::write(
+        d.join("j.c"),
+        "#include <pthread.h>\n#include <stdio.h>\n#include <unistd.h>\nint mode, x, y;\npthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n\
+         void *w(void *a) { usleep(100000); if (mode) x = 1; else y = 1; for (int i = 0; i < 3; i++) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); } return a; }\n\
+         int main(int argc, char **argv) { mode = argc > 1; pthread_t t[2]; for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, w, 0); for (int i = 0; i < 2; i++) pthread_join(t[i], 0); printf(\"done\\n\"); return 0; }\n",
+    )
+    .unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "j", "j.c"]).unwrap();
+    assert!(irs_in(&d, &["record", "--out", "j.trace", "--", "./j"]).status.success());
+    // Four constraints: main's joins lie past its cut, a worker's first store inside its own.
+    assert!(irs_in(&d, &["constrain", "--trace", "j.trace", "--out", "j.prefix", "--keep", "4"]).status.success());
+    for i in 0..10 {
+        let o = run(Command::new(d.join("j")).arg("x").env("IRS_PREFIX", d.join("j.prefix")).current_dir(&d), None, Duration::from_secs(20)).unwrap_or_else(|e| panic!("run {i}: {e}"));
+        assert!(o.status.success() && o.stdout.trim() == "done", "run {i}: {}\n{}", o.how(), o.stderr);
+        assert!(o.stderr.contains("left the verified trace"), "run {i}: {}", o.stderr);
+    }
+}
+
 #[test]
 fn bench_overhead_measures_every_constraint_count() {
     let d = scratch("enforce/bench");

@@ -185,8 +185,9 @@ pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mu
         serial::acquire(Op::Join(thread as u64));
     }
     enforced(site, || {
-        // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
-        let rc = unsafe { libc::pthread_join(thread, retval) };
+        // SAFETY: forwarded unchanged. Blocks without holding the recorder lock, away for a
+        // run serialised meanwhile.
+        let rc = crate::enforce::enforcer::blocking(|| unsafe { libc::pthread_join(thread, retval) });
         if rc == 0 && recording() {
             let mut r = recorder::lock();
             if let Some(tid) = r.thread_of(thread as u64) {

@@ -454,6 +454,24 @@ fn serial_step(me: &Me) {
     crate::enforce::serial::acquire(crate::enforce::serial::Op::Step);
 }
 
+/// Run `f`, a real blocking wait inside an event (a join, a wait for a primitive), as *away*
+/// for a serialised run that begins meanwhile (a divergence in another thread): a decision
+/// waits for every live thread to park, and a thread asleep in the C library or on a futex
+/// would never park, while the thread it waits for would never get the turn. Away, it is
+/// neither waited for nor given the turn until its wait ends; it then goes on to its next
+/// event, where it parks as any other.
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    let t = ME.try_with(|me| if me.free.get() { None } else { me.tid.get() }).ok().flatten();
+    if let Some(t) = t {
+        crate::enforce::serial::set_away_id(t, true);
+    }
+    let r = f();
+    if let Some(t) = t {
+        crate::enforce::serial::set_away_id(t, false);
+    }
+    r
+}
+
 /// Before the calling thread's next event (`site`: its instruction; `None` for its exit).
 pub fn before(site: Option<SiteId>) {
     ME.with(|me| {

@@ -159,6 +159,16 @@ pub fn set_away(on: bool) {
     }
 }
 
+/// Thread `t` (its id in the verified prefix) enters (`true`) or leaves a real blocking wait
+/// that began before the run was serialised (see `enforcer::blocking`): like a signal handler,
+/// it is neither waited for nor given the turn meanwhile.
+pub fn set_away_id(t: u32, on: bool) {
+    if let Some(a) = AWAY.get(t as usize) {
+        // Relaxed: see `away`.
+        a.store(on, Ordering::Relaxed);
+    }
+}
+
 /// Is the run serialised (from now on)?
 pub fn on() -> bool {
     // Acquire: pairs with the release in `begin`: the thread table is set up.

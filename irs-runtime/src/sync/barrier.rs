@@ -185,7 +185,7 @@ pub unsafe extern "C" fn __irs_pthread_barrier_wait(b: *mut libc::pthread_barrie
         if st.1 >= st.0 {
             drop(st);
             drop(rec);
-            crate::sync::futex::wait(&x.generation, g, Duration::from_secs(1));
+            crate::enforce::enforcer::blocking(|| crate::sync::futex::wait(&x.generation, g, Duration::from_secs(1)));
             continue;
         }
         st.1 += 1;
@@ -215,6 +215,6 @@ pub unsafe extern "C" fn __irs_pthread_barrier_wait(b: *mut libc::pthread_barrie
             return rc;
         }
         // Sleeps only while the generation is still `g`.
-        crate::sync::futex::wait(&x.generation, g, Duration::from_secs(1));
+        crate::enforce::enforcer::blocking(|| crate::sync::futex::wait(&x.generation, g, Duration::from_secs(1)));
     })
 }

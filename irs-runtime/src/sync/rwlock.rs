@@ -171,7 +171,7 @@ fn acquire_waiting(r: *mut libc::pthread_rwlock_t, write: bool, site: u64, deadl
         match try_get(r, write, site, kind, None) {
             Ok(got) => break got,
             // Sleeps only while the holders are still those seen.
-            Err(seen) => crate::sync::futex::wait(&x.state, seen, left),
+            Err(seen) => crate::enforce::enforcer::blocking(|| crate::sync::futex::wait(&x.state, seen, left)),
         }
     };
     x.waiters.fetch_sub(1, Ordering::SeqCst);

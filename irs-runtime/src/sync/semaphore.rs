@@ -92,7 +92,7 @@ fn take_waiting(x: &Sem, deadline: Option<Instant>) -> bool {
             },
         };
         // Sleeps only while the count is still 0.
-        crate::sync::futex::wait(&x.count, 0, left);
+        crate::enforce::enforcer::blocking(|| crate::sync::futex::wait(&x.count, 0, left));
     };
     x.waiters.fetch_sub(1, Ordering::SeqCst);
     got
