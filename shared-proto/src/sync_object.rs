@@ -32,15 +32,6 @@ pub struct CondSpace {
 
 /// A program's own `pthread_cond_t`.
 pub const PROGRAM_COND: CondSpace = CondSpace { lock: 0x0001, gate_base: 0x0100, what: "condition variable" };
-/// A thread's name as a number, the same in every execution and every mode: `main` is 0, and
-/// the `nth` thread (from 0) that a thread named `parent` creates is `child_name(parent, nth)`:
-/// a function of the creation path, like the verifier's stable thread names, never of a
-/// run-local id (which depends on the order in which unrelated threads create threads). For
-/// `main`'s children it is `nth + 1`.
-pub fn child_name(parent: u64, nth: u32) -> u64 {
-    parent.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(nth as u64 + 1)
-}
-
 /// A semaphore's count, as a serialised run names it: "held" while the count is 0 (a
 /// semaphore's operations are events of their own, `EventKind::Sem*`, on no internal object).
 pub const SEM_LOCK: u16 = 0x0002;
@@ -148,9 +139,4 @@ mod tests {
         assert_eq!(describe(c), None);
     }
 
-    #[test]
-    fn thread_names_follow_the_creation_path() {
-        assert_eq!((0..3).map(|n| child_name(0, n)).collect::<Vec<_>>(), [1, 2, 3]);
-        assert_ne!(child_name(child_name(0, 0), 1), child_name(child_name(0, 1), 0));
-    }
 }

@@ -1541,7 +1541,8 @@ impl<'a> Gen<'a> {
                 let mut kids = Vec::new();
                 creates(&th.body, &mut kids);
                 for (nth, c) in kids.into_iter().enumerate() {
-                    names[c] = shared_proto::sync_object::child_name(names[th.id], nth as u32);
+                    // The old runtime's thread names by creation path, which chose the slots.
+                    names[c] = names[th.id].wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(nth as u64 + 1);
                 }
             }
         }

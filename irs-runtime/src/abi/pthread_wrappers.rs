@@ -24,8 +24,6 @@ struct Start {
     enforced: Option<u32>,
     /// Its id in a serialised run.
     serial: Option<u32>,
-    /// Its name by creation path (`thread_state::child_name`).
-    name: u64,
 }
 
 /// Where a creator leaves a new thread's [`Start`]: fixed slots, so that neither side allocates.
@@ -87,7 +85,6 @@ unsafe fn take(p: *mut c_void) -> Start {
 extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     // SAFETY: `start` was handed over by __irs_pthread_create to this thread only.
     let start = unsafe { take(start) };
-    thread_state::set_name(start.name);
     if let Some(t) = start.recorded {
         thread_state::register(t);
     }
@@ -142,8 +139,7 @@ pub unsafe extern "C" fn __irs_pthread_create(
         let mut rec = recording().then(recorder::lock);
         let recorded = rec.as_mut().map(|r| r.new_child());
         let serial_id = if enforcing() { serial::creating() } else { None };
-        let name = thread_state::next_child_name();
-        let start = hand_over(Start { routine, arg, recorded, enforced: enforced_id, serial: serial_id, name });
+        let start = hand_over(Start { routine, arg, recorded, enforced: enforced_id, serial: serial_id });
         // SAFETY: the caller's arguments, with our trampoline owning `start`.
         let rc = unsafe { libc::pthread_create(thread, attr, trampoline, start) };
         if rc == 0 && enforcing() {
@@ -163,7 +159,6 @@ pub unsafe extern "C" fn __irs_pthread_create(
             }
             return rc;
         }
-        thread_state::created();
         if let (Some(r), Some(t)) = (rec.as_mut(), recorded) {
             // SAFETY: pthread_create succeeded and filled `*thread`.
             r.bind_pthread(unsafe { *thread } as u64, t);

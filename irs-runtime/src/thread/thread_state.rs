@@ -21,10 +21,6 @@ pub struct ThreadState {
     exited: Cell<bool>,
     pending: Cell<[Pending; MAX_PENDING]>,
     depth: Cell<usize>,
-    /// Its name by creation path (`sync_object::child_name`; `main`: 0), outside EXPLORE.
-    name: Cell<u64>,
-    /// Threads it has created so far, outside EXPLORE.
-    children: Cell<u32>,
 }
 
 thread_local! {
@@ -35,8 +31,6 @@ thread_local! {
             exited: Cell::new(false),
             pending: Cell::new([Pending { site: 0, addr: 0, info: 0 }; MAX_PENDING]),
             depth: Cell::new(0),
-            name: Cell::new(0),
-            children: Cell::new(0),
         }
     };
 }
@@ -60,21 +54,6 @@ pub fn next_k() -> u32 {
         s.k.set(k + 1);
         k
     })
-}
-
-/// Take the calling thread's name (in a new thread, before its start routine).
-pub fn set_name(name: u64) {
-    STATE.with(|s| s.name.set(name));
-}
-
-/// The name of the next thread the calling thread creates (`created` counts it once made).
-pub fn next_child_name() -> u64 {
-    STATE.with(|s| shared_proto::sync_object::child_name(s.name.get(), s.children.get()))
-}
-
-/// The thread named by `next_child_name` was created.
-pub fn created() {
-    STATE.with(|s| s.children.set(s.children.get() + 1));
 }
 
 /// Mark the thread exited; `true` the first time.

@@ -115,8 +115,6 @@ struct LogicalThread {
     nested: Vec<OpRecord>,
     next_k: u32,
     children: u32,
-    /// Its name by creation path (`sync_object::child_name`), the same in every execution.
-    name: u64,
     /// Its children, in creation order (the order the process's end kills threads in).
     kids: Vec<usize>,
     /// Threads whose exit is in this thread's history through joins and creations (a bit per
@@ -164,7 +162,6 @@ impl LogicalThread {
             nested: Vec::new(),
             next_k: 0,
             children: 0,
-            name: 0,
             kids: Vec::new(),
             known_done: 0,
             killed: false,

@@ -15,7 +15,7 @@ use crate::explore::fiber::Fiber;
 use crate::explore::stack_pool;
 use crate::thread::thread_flag;
 use shared_proto::explore_buffer::{ChildOutcome, MAX_THREADS};
-use shared_proto::{sync_object, EventKind, SiteId, ViolationKind};
+use shared_proto::{EventKind, SiteId, ViolationKind};
 use std::ffi::{c_int, c_void};
 
 extern "C" fn thread_main(arg: *mut c_void) {
@@ -54,7 +54,6 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         let mut th = LogicalThread::new(fiber, range, tls, Some((routine, arg)));
         th.known_done = s.threads[parent].known_done;
         th.clock_ns = s.threads[parent].clock_ns;
-        th.name = sync_object::child_name(s.threads[parent].name, nth);
         s.threads.push(th);
         s.threads[parent].kids.push(child);
         Some(parent)
