@@ -129,6 +129,12 @@ pub fn site_location(id: SiteId) -> String {
     site_text(id).0
 }
 
+/// The program's global at `addr` (`name` or `name+off`), for messages; `None` outside them.
+pub fn global_name(addr: u64) -> Option<String> {
+    static GLOBALS: std::sync::OnceLock<shared_proto::symbolizer::Symbolizer> = std::sync::OnceLock::new();
+    GLOBALS.get_or_init(|| shared_proto::symbolizer::Symbolizer::new(ProgramInfo::of_this_process().globals)).name(addr)
+}
+
 /// Where site `id` is and what it does (`call pthread_cond_wait`), for messages.
 pub fn site_text(id: SiteId) -> (String, String) {
     static SITES: std::sync::OnceLock<std::collections::HashMap<SiteId, (String, String)>> = std::sync::OnceLock::new();

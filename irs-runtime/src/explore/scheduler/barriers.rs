@@ -57,7 +57,7 @@ impl Scheduler {
     /// What a thread waiting at `b` waits for, for a deadlock's report.
     pub(super) fn describe_barrier_wait(&self, b: u64) -> String {
         let st = self.barrier(b);
-        format!("barrier {} for the other threads ({} of {} arrived)", self.logical(b), st.arrived, st.count)
+        format!("barrier {} for the other threads ({} of {} arrived)", self.object_name(b), st.arrived, st.count)
     }
 
     /// Every thread waiting to leave generation `generation` of `b` is a `kind` now (but the

@@ -40,6 +40,16 @@ impl Scheduler {
     /// wrote (and is the same action as before the free). Plain accesses to freed memory are
     /// not named so: memory the C library allocated for itself (`strdup`, `fopen`) is not in
     /// the heap map, and one of its blocks at a freed address would take the freed block's name.
+    /// An object's name for people: the program's global it lies in (`b0`, `pool+16`), else its
+    /// logical address (`heap[T0#1]+16`); the same in every execution, unlike a raw address.
+    pub(super) fn object_name(&self, addr: u64) -> String {
+        let l = self.logical_mutex(addr);
+        match l.region {
+            Region::Static => crate::program::program_info::global_name(addr).unwrap_or_else(|| l.to_string()),
+            _ => l.to_string(),
+        }
+    }
+
     pub(super) fn logical_mutex(&self, m: u64) -> LogicalAddr {
         freed_block(self, m).map_or_else(|| self.logical(m), |(_, at)| at)
     }

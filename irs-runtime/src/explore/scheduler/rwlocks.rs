@@ -75,7 +75,7 @@ impl Scheduler {
             (None, n) => format!("held for reading by {n} thread(s): {}", st.readers.iter().map(|(t, _)| format!("T{t}")).collect::<Vec<_>>().join(", ")),
         };
         let how = if kind == EventKind::RwWrite { "writing" } else { "reading" };
-        format!("rwlock {} for {how} ({held})", self.logical(r))
+        format!("rwlock {} for {how} ({held})", self.object_name(r))
     }
 }
 

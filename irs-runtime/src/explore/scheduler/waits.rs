@@ -41,13 +41,13 @@ impl Scheduler {
                 format!("T{t} waits on {}", sync_object::describe(op.addr).unwrap_or_default())
             }
             EventKind::Lock => {
-                let what = sync_object::describe(op.addr).unwrap_or_else(|| format!("mutex {:#x}", op.addr));
+                let what = sync_object::describe(op.addr).unwrap_or_else(|| format!("mutex {}", self.object_name(op.addr)));
                 match self.owner(op.addr) {
                     Some(owner) => format!("T{t} waits for {what} held by T{owner}"),
                     None => format!("T{t} waits for {what}"),
                 }
             }
-            EventKind::SemWait => format!("T{t} waits on semaphore {} (its count is 0)", self.logical(op.addr)),
+            EventKind::SemWait => format!("T{t} waits on semaphore {} (its count is 0)", self.object_name(op.addr)),
             EventKind::RwRead | EventKind::RwWrite => format!("T{t} waits for {}", self.describe_rwlock_wait(op.addr, op.kind)),
             EventKind::BarrierArrive => format!("T{t} waits to arrive at {} (its generation is complete, not yet released)", self.describe_barrier_wait(op.addr)),
             EventKind::BarrierRelease | EventKind::BarrierDepart => format!("T{t} waits at {}", self.describe_barrier_wait(op.addr)),
