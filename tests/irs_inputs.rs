@@ -144,7 +144,12 @@ fn stdin_from_a_file_and_from_a_pipe_is_the_same_input_and_raw_reads_see_it_whol
 #[test]
 fn serialised_runs_are_deterministic_and_not_called_verified() {
     let d = scratch("irs_inputs/serial");
-    let prog = build(&d, "mode_arg");
+    // A binary of its own (another source file name): `the_other_input_is_not_covered_by_the_first`
+    // verifies `mode_arg careful` at the same time, and an identical build is the same program
+    // (its verifications, found by program id, are shared).
+    std::fs::copy(repo().join("tests/programs/inputs/mode_arg.c"), d.join("mode_arg_serial.c")).unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "mode_arg_serial", "mode_arg_serial.c"]).unwrap();
+    let prog = d.join("mode_arg_serial");
     let _f = Forget(prog.clone());
     // Serialised from the start by the runtime: the same trace every run.
     let mut shown = Vec::new();
