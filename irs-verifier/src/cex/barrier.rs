@@ -88,14 +88,3 @@ pub fn enabled(u: &Unfolding, objects: &ObjectTable, objs: &[ObjIdx], preds: &[O
         _ => true,
     }
 }
-
-/// Whether an operation of kind `kind` on `objs` is enabled wherever it is placed, as it is: a
-/// post, a reader's release of an rwlock, an arrival on its thread's copy only (arrivals commute
-/// while each generation has room).
-pub fn always_enabled(objects: &ObjectTable, objs: &[ObjIdx], kind: EventKind) -> bool {
-    match kind {
-        EventKind::SemPost | EventKind::RwReadUnlock => true,
-        EventKind::BarrierArrive => !objs.iter().any(|&o| objects.class(o) == ObjClass::Native && !objects.is_copy(o)),
-        _ => false,
-    }
-}

@@ -32,6 +32,18 @@ fn is_of(u: &Unfolding, e: EventIdx, o: ObjIdx, kind: EventKind) -> bool {
     u.event_kind(e) == kind && u.action_of(e).own != o
 }
 
+/// Whether a primitive's operation of kind `kind` on `objs` is enabled wherever it is placed,
+/// as it is: a post, a reader's release of an rwlock, an arrival on its thread's copy only
+/// (arrivals commute while each generation has room). The others are placed by `product` with
+/// their enabling condition (`semaphore`, `barrier`, `rwlock`).
+fn always_enabled(objects: &ObjectTable, objs: &[ObjIdx], kind: EventKind) -> bool {
+    match kind {
+        EventKind::SemPost | EventKind::RwReadUnlock => true,
+        EventKind::BarrierArrive => !objs.iter().any(|&o| objects.class(o) == ObjClass::Native && !objects.is_copy(o)),
+        _ => false,
+    }
+}
+
 /// After `q` (the last event on mutex `m`, `None` for none), is `m` free?
 pub fn mutex_free_after(u: &Unfolding, m: ObjIdx, mut q: Option<EventIdx>) -> bool {
     while let Some(x) = q {
@@ -91,7 +103,7 @@ impl Extensions {
         let mutexes = objs.iter().filter(|&&o| objects.class(o) == ObjClass::Mutex).count();
         // A semaphore's or barrier's operation other than a post or an arrival (always enabled)
         // is placed with its enabling condition in view, whatever its number of objects.
-        let sem = (kind.on_semaphore() || kind.on_barrier() || kind.on_rwlock()) && !barrier::always_enabled(objects, objs, kind) && others <= MAX_PRODUCT_OBJECTS;
+        let sem = (kind.on_semaphore() || kind.on_barrier() || kind.on_rwlock()) && !always_enabled(objects, objs, kind) && others <= MAX_PRODUCT_OBJECTS;
         if sem || ((2..=MAX_PRODUCT_OBJECTS).contains(&others) && mutexes <= 1 && objs.iter().all(|&o| o == own || placeable(o) || objects.class(o) == ObjClass::Mutex)) {
             let mutex = objs.iter().position(|&o| objects.class(o) == ObjClass::Mutex);
             self.product.add(u, objects, action, kind, preds, objs, own, t0, mutex, gap);
