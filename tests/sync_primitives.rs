@@ -301,3 +301,74 @@ int main(void) {
         [(vec![1], reader.clone()), (vec![2], reader.clone()), (vec![3], reader.clone()), (vec![4], reader.clone()), (vec![0, 0], reader), (vec![], vec!["rwlock-write", "rwlock-write-unlock"])].into_iter().collect();
     assert_eq!(explored, want);
 }
+
+/// A run relaxed from its start (ENFORCE under an empty prefix, no chaos, no trace recorded)
+/// runs an rwlock of the default kind on the C library's own implementation, and a
+/// writer-preferring one on irs's (`sync::rwlock_native`); a run under a prefix with
+/// constraints runs both on irs's. What the program itself sees says which: glibc counts its
+/// readers in the lock's first word, irs keeps them elsewhere.
+#[test]
+fn a_run_relaxed_from_its_start_uses_the_c_librarys_rwlock_of_the_default_kind() {
+    let d = scratch("sync_primitives/rwlock_relaxed");
+    let src = d.join("rw.c");
+    std::fs::write(
+        &src,
+        r#"#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+pthread_rwlock_t dflt = PTHREAD_RWLOCK_INITIALIZER;
+pthread_rwlock_t wpref = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+pthread_rwlock_t inited;
+int g;
+void *reader(void *p) {
+  pthread_rwlock_t *l = p;
+  pthread_rwlock_rdlock(l);
+  int seen = *(volatile unsigned *)l != 0;
+  pthread_rwlock_unlock(l);
+  return (void *)(long)seen;
+}
+int main(void) {
+  pthread_rwlockattr_t a;
+  pthread_rwlockattr_init(&a);
+  pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&inited, &a);
+  pthread_rwlock_t *locks[3] = {&dflt, &wpref, &inited};
+  for (int i = 0; i < 3; i++) {
+    pthread_t t;
+    void *seen;
+    pthread_create(&t, 0, reader, locks[i]);
+    pthread_join(t, &seen);
+    printf("%d", (int)(long)seen);
+  }
+  pthread_rwlock_wrlock(&dflt);
+  g = 1;
+  printf(" %d EDEADLK=%d\n", pthread_rwlock_rdlock(&dflt) == 35, pthread_rwlock_wrlock(&dflt) == 35);
+  pthread_rwlock_unlock(&dflt);
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "rw", src.to_str().unwrap()]).unwrap_or_else(|e| panic!("{e}"));
+    let irs_in = |args: &[&str]| {
+        let out = run(Command::new(irs()).args(args).current_dir(&d), None, T).unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{args:?}: {}", out.stderr);
+        out
+    };
+    irs_in(&["record", "--out", "rw.trace", "--", "./rw"]);
+    irs_in(&["constrain", "--trace", "rw.trace", "--out", "empty.prefix", "--keep", "0"]);
+    irs_in(&["constrain", "--trace", "rw.trace", "--out", "full.prefix"]);
+    let under = |prefix: &str, extra: &[(&str, &str)]| {
+        let mut cmd = Command::new(d.join("rw"));
+        cmd.current_dir(&d).env("IRS_PREFIX", prefix);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let out = run(&mut cmd, None, T).unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "{prefix} {extra:?}: {}", out.stderr);
+        out.stdout
+    };
+    assert_eq!(under("empty.prefix", &[]), "100 1 EDEADLK=1\n", "relaxed: glibc's rwlock for the default kind only");
+    assert_eq!(under("full.prefix", &[]), "000 1 EDEADLK=1\n", "under constraints: irs's rwlock for every kind");
+    assert_eq!(under("empty.prefix", &[("IRS_CHAOS", "1")]), "000 1 EDEADLK=1\n", "chaos shakes irs's rwlock");
+}

@@ -31,7 +31,8 @@
 //! [`PrefixView::parse`] validates everything before anything is used, including both kinds of
 //! checksum for every published slot: a corrupt, truncated, foreign or other-version segment is
 //! an error, never undefined behaviour. A reader of a live segment checks each slot published
-//! later with [`PrefixView::cutoff_checked`].
+//! later with [`PrefixView::cutoff_checked`]. A run's start ([`PrefixView::parse_for_run`])
+//! leaves the rows unchecked when the cutoff in force is empty: it never reads them.
 
 use crate::hash::StableHasher;
 use crate::le::{get32, get64, put32, put64};
@@ -237,11 +238,35 @@ pub struct PrefixView<'a> {
     n_threads: usize,
     capacity: usize,
     table_sum: u64,
+    /// Were the rows, requirements and site table checked (always, but for
+    /// [`PrefixView::parse_for_run`] under an empty cutoff)?
+    rows_checked: bool,
 }
 
 impl<'a> PrefixView<'a> {
     /// Validate every section and every cross-reference; `expected` checks the program id.
     pub fn parse(b: &'a [u8], expected: Option<ProgramId>) -> Result<PrefixView<'a>, PrefixError> {
+        Self::parse_with(b, expected, false)
+    }
+
+    /// As [`PrefixView::parse`], for a run that only enforces: when every published cutoff
+    /// verifies and the last is empty, the rows, requirements and site table are not checked
+    /// (nor hashed): a run under an empty cutoff never reads them, and a cutoff published later
+    /// is adopted only if it is no larger. The header, the threads and every published slot
+    /// are checked as always (a slot's checksum covers the table checksum the header holds, so
+    /// a segment whose header was changed fails there). Every start of a program whose
+    /// verification has finished would otherwise hash its whole first trace.
+    pub fn parse_for_run(b: &'a [u8], expected: Option<ProgramId>) -> Result<PrefixView<'a>, PrefixError> {
+        Self::parse_with(b, expected, true)
+    }
+
+    /// Were the rows checked (false only for [`PrefixView::parse_for_run`] under an empty
+    /// cutoff: then [`PrefixView::row`] must not be asked for)?
+    pub fn rows_checked(&self) -> bool {
+        self.rows_checked
+    }
+
+    fn parse_with(b: &'a [u8], expected: Option<ProgramId>, lazy: bool) -> Result<PrefixView<'a>, PrefixError> {
         if b.len() < HEADER || get64(b, MAGIC) != PREFIX_MAGIC {
             return Err(PrefixError::NotAPrefix);
         }
@@ -263,13 +288,15 @@ impl<'a> PrefixView<'a> {
         if n == 0 || cap == 0 {
             return Err(corrupt("no threads or no cutoff log"));
         }
-        // Before anything else is looked at: the rest validates structure, this catches changes
-        // that keep the structure (a site, a requirement, a thread's creator).
         let table_sum = get64(b, TABLE_SUM);
-        if table_checksum(b, &l) != table_sum {
-            return Err(PrefixError::Checksum("table".into()));
+        // Before anything else is looked at (but for a lazy parse, below): the rest validates
+        // structure, this catches changes that keep the structure (a site, a requirement, a
+        // thread's creator).
+        let table_ok = || if table_checksum(b, &l) != table_sum { Err(PrefixError::Checksum("table".into())) } else { Ok(()) };
+        if !lazy {
+            table_ok()?;
         }
-        let v = PrefixView { b, l, n_threads: n, capacity: cap, table_sum };
+        let mut v = PrefixView { b, l, n_threads: n, capacity: cap, table_sum, rows_checked: true };
         // Threads tile the rows in order; every requirement names a thread and a count it has.
         let mut next_row = 0usize;
         for t in 0..n {
@@ -285,6 +312,14 @@ impl<'a> PrefixView<'a> {
         }
         if next_row != n_rows {
             return Err(corrupt("rows not covered by threads"));
+        }
+        if lazy {
+            v.check_cutoffs()?;
+            if v.cutoff(v.published() - 1).iter().all(|c| *c == 0) {
+                v.rows_checked = false;
+                return Ok(v);
+            }
+            table_ok()?;
         }
         let mut next_req = 0usize;
         for r in 0..n_rows {
@@ -304,14 +339,23 @@ impl<'a> PrefixView<'a> {
                 return Err(corrupt(format!("requirement {q} names T{t}'s event {c}, which does not exist")));
             }
         }
-        let published = get32(b, PUBLISHED_OFFSET) as usize;
+        if !lazy {
+            v.check_cutoffs()?;
+        }
+        Ok(v)
+    }
+
+    /// Every published cutoff verifies, lies within the threads' rows and is no larger than the
+    /// one before.
+    fn check_cutoffs(&self) -> Result<(), PrefixError> {
+        let (published, cap) = (self.published(), self.capacity);
         if published == 0 || published > cap {
             return Err(corrupt(format!("{published} published cutoffs in a log of {cap}")));
         }
         let mut prev: Option<Vec<u32>> = None;
         for i in 0..published {
-            let c = v.cutoff_checked(i)?;
-            if c.iter().enumerate().any(|(t, k)| *k > v.thread_rows(ThreadId(t as u32))) {
+            let c = self.cutoff_checked(i)?;
+            if c.iter().enumerate().any(|(t, k)| *k > self.thread_rows(ThreadId(t as u32))) {
                 return Err(corrupt(format!("cutoff {i} reaches past the table")));
             }
             if prev.is_some_and(|p| c.iter().zip(p).any(|(a, b)| *a > b)) {
@@ -319,7 +363,7 @@ impl<'a> PrefixView<'a> {
             }
             prev = Some(c);
         }
-        Ok(v)
+        Ok(())
     }
 
     pub fn program_id(&self) -> ProgramId {
@@ -342,8 +386,9 @@ impl<'a> PrefixView<'a> {
         let p = get32(self.b, at + 8);
         ThreadInfo { id: t, parent: (p != u32::MAX).then_some(ThreadId(p)), nth_child: get32(self.b, at + 12) }
     }
-    /// The site and requirements of event `(t, k)` (`k < thread_rows(t)`).
+    /// The site and requirements of event `(t, k)` (`k < thread_rows(t)`; the rows checked).
     pub fn row(&self, t: ThreadId, k: u32) -> (Option<SiteId>, impl Iterator<Item = Requirement> + '_) {
+        assert!(self.rows_checked, "a row of a prefix parsed for an empty cutoff");
         let r = get32(self.b, self.l.threads + t.index() * THREAD) as usize + k as usize;
         let at = self.l.rows + r * ROW;
         let site = get64(self.b, at);
@@ -356,6 +401,7 @@ impl<'a> PrefixView<'a> {
     }
     /// The value event `(t, k)` chose in the trace, if it is a choice (`k < thread_rows(t)`).
     pub fn choice(&self, t: ThreadId, k: u32) -> Option<u32> {
+        assert!(self.rows_checked, "a row of a prefix parsed for an empty cutoff");
         let r = get32(self.b, self.l.threads + t.index() * THREAD) as usize + k as usize;
         let v = get32(self.b, self.l.rows + r * ROW + 16);
         (v != NO_CHOICE).then_some(v)
@@ -509,6 +555,28 @@ mod tests {
         let mut lowered = b.clone();
         put32(&mut lowered, PUBLISHED_OFFSET, 1);
         assert_eq!(PrefixView::parse(&lowered, None).map(|v| v.published()), Ok(1));
+    }
+
+    #[test]
+    fn a_run_under_an_empty_cutoff_leaves_the_rows_unchecked_and_only_then() {
+        let t = table();
+        let mut b = build(&t, ProgramId(42), &[], 4, &[2, 1]).unwrap();
+        let l = Layout::of(2, 3, 2, 4, b.len() - Layout::of(2, 3, 2, 4, 0).unwrap().end).unwrap();
+        let mut constrained = b.clone();
+        constrained[l.reqs] = 9; // a requirement on thread 9, the table checksum left as it was
+        assert_eq!(PrefixView::parse_for_run(&constrained, None).err(), Some(PrefixError::Checksum("table".into())), "a cutoff with constraints");
+        append_cutoff(&mut b, &[0, 0]).unwrap();
+        b[l.reqs] = 9;
+        let v = PrefixView::parse_for_run(&b, None).unwrap();
+        assert!(!v.rows_checked() && v.cutoff(1) == vec![0, 0]);
+        assert_eq!(PrefixView::parse(&b, None).err(), Some(PrefixError::Checksum("table".into())), "a full parse checks the rows");
+        // The published slots are checked all the same, against the header's table checksum.
+        let mut header = b.clone();
+        put64(&mut header, TABLE_SUM, get64(&b, TABLE_SUM) ^ 1);
+        assert_eq!(PrefixView::parse_for_run(&header, None).err(), Some(PrefixError::Checksum("cutoff 0".into())));
+        let mut foreign = b.clone();
+        put64(&mut foreign, PROGRAM, 7);
+        assert!(matches!(PrefixView::parse_for_run(&foreign, Some(ProgramId(42))), Err(PrefixError::ForeignProgram { .. })));
     }
 
     #[test]

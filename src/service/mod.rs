@@ -88,7 +88,7 @@ pub struct InForce {
 /// see [`mapped`]).
 pub fn in_force(input: &InputStore) -> Option<InForce> {
     let segment = mapped::Mapped::open(&input.segment())?;
-    let v = PrefixView::parse(segment.bytes(), Some(input.program)).ok()?;
+    let v = PrefixView::parse_for_run(segment.bytes(), Some(input.program)).ok()?;
     let cut = v.cutoff(v.published() - 1);
     Some(InForce { published: v.published(), constraints: v.constraints_within(&cut), cut })
 }

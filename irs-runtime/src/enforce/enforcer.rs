@@ -142,7 +142,7 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
         }
         std::slice::from_raw_parts(p as *const u8, len)
     };
-    let view = PrefixView::parse(bytes, Some(program.program_id)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let view = PrefixView::parse_for_run(bytes, Some(program.program_id)).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: the offset is inside the validated header and 4-aligned in a page-aligned mapping.
     let published = unsafe { AtomicU32::from_ptr(bytes.as_ptr().add(PUBLISHED_OFFSET) as *mut u32) };
     let n = view.threads();
@@ -177,6 +177,12 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
     let e = enforcer();
     with_cut(e, e.published.load(Ordering::Acquire), |_| ());
     Ok(())
+}
+
+/// Is the cutoff in force empty (every thread free from its first event)?
+pub fn no_constraint() -> bool {
+    // Acquire: pairs with the release store in `with_cut`.
+    ENFORCER.get().is_some_and(|e| e.all_free.load(Ordering::Acquire))
 }
 
 /// The program's `main` is `T0`.

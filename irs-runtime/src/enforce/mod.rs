@@ -6,3 +6,4 @@ pub(crate) mod enforcer;
 pub(crate) mod serial;
 pub(crate) mod chaos;
 pub(crate) mod event;
+pub(crate) mod relaxed;

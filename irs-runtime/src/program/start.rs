@@ -124,6 +124,7 @@ pub unsafe extern "C" fn __irs_start(
             // The kills of the verified trace wait at the process's end (`process_end`).
             crate::program::process_end::install_hook();
         }
+        crate::enforce::relaxed::decide(enforcer::no_constraint() && trace.is_none() && !crate::enforce::chaos::enabled());
         enforcer::start_main();
         let code = user_main(argc, argv, envp);
         // The process's end; the C library runs the exit handlers, then the runtime's hook.

@@ -8,6 +8,7 @@ pub(crate) mod condvar;
 pub(crate) mod semaphore;
 pub(crate) mod barrier;
 pub(crate) mod rwlock;
+pub(crate) mod rwlock_native;
 pub(crate) mod once;
 pub(crate) mod spin_lock;
 pub(crate) mod mutex;

@@ -1,7 +1,7 @@
 //! Mutexes (DESIGN §3): the `pthread_mutex_*` functions the pass routes to the runtime, each
 //! with the site id as an extra last argument. EXPLORE models them in the scheduler; RECORD and
 //! ENFORCE call the C library's inside the event's rules and recording, a serialised run at its
-//! turn; OFF only calls the real function. Recursive and error-checking relocks and foreign
+//! turn; OFF and a run relaxed from its start (`enforce::relaxed`) only call the real function. Recursive and error-checking relocks and foreign
 //! unlocks are no events (`mutex_kind`).
 
 use crate::enforce::event::{enforced, recording};
@@ -13,6 +13,13 @@ use crate::sync::mutex_kind;
 use shared_proto::{EventKind, ObjectRef, SiteId};
 use std::ffi::c_int;
 
+/// Nothing for irs to do but the C library's call: OFF, or a run relaxed from its start
+/// (`enforce::relaxed`: nothing waits or is recorded, and the C library's mutex is the one the
+/// other modes use too, around their events).
+fn forwarded() -> bool {
+    plain() || crate::enforce::relaxed::relaxed()
+}
+
 /// # Safety
 /// Same contract as `pthread_mutex_init`.
 #[no_mangle]
@@ -23,7 +30,7 @@ pub unsafe extern "C" fn __irs_pthread_mutex_init(
 ) -> c_int {
     // SAFETY: forwarded unchanged.
     let init = || unsafe { libc::pthread_mutex_init(m, attr) };
-    if plain() {
+    if forwarded() {
         return init();
     }
     if explore() {
@@ -64,6 +71,15 @@ pub unsafe extern "C" fn __irs_pthread_mutex_init(
 /// Same contract as `pthread_mutex_lock`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_mutex_lock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if forwarded() {
+        // SAFETY: forwarded unchanged.
+        return unsafe { libc::pthread_mutex_lock(m) };
+    }
+    lock(m, site)
+}
+
+#[inline(never)]
+fn lock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
     if explore() {
         return scheduler::lock(m as u64, site);
     }
@@ -127,6 +143,15 @@ fn serial_lock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
 /// Same contract as `pthread_mutex_unlock`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if forwarded() {
+        // SAFETY: forwarded unchanged.
+        return unsafe { libc::pthread_mutex_unlock(m) };
+    }
+    unlock(m, site)
+}
+
+#[inline(never)]
+fn unlock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
     if explore() {
         return scheduler::unlock(m as u64, site);
     }
@@ -153,6 +178,15 @@ pub unsafe extern "C" fn __irs_pthread_mutex_unlock(m: *mut libc::pthread_mutex_
 /// Same contract as `pthread_mutex_trylock`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_pthread_mutex_trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
+    if forwarded() {
+        // SAFETY: forwarded unchanged.
+        return unsafe { libc::pthread_mutex_trylock(m) };
+    }
+    trylock(m, site)
+}
+
+#[inline(never)]
+fn trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
     if explore() {
         return scheduler::trylock(m as u64, site);
     }
@@ -201,7 +235,7 @@ fn timedlock(m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, abstime: *co
         // SAFETY: the caller's arguments, forwarded.
         unsafe { pthread_mutex_clocklock(m, clock, abstime) }
     };
-    if plain() {
+    if forwarded() {
         return real();
     }
     if explore() {

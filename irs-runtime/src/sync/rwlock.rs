@@ -7,9 +7,12 @@
 //!   would block is no event until a release lets it in. The writer locking again gets
 //!   `EDEADLK` (no event); the try variants get `EBUSY` where they would wait
 //!   (`RwTry*Fail`), the timed ones `ETIMEDOUT` (EXPLORE: a try, since the exploration does not
-//!   model time). An unlock by a thread that holds nothing is `EPERM` (no event).
+//!   model time). An unlock by a thread that holds nothing is a violation in EXPLORE (undefined
+//!   in POSIX) and `EPERM` (no event) elsewhere.
 //! - EXPLORE: the scheduler keeps the holders and grants an acquisition only when it can get in
 //!   (`explore::scheduler::rwlocks`).
+//! - A run relaxed from its start: glibc's rwlock, for every rwlock of its default kind
+//!   (`rwlock_native`).
 //! - ENFORCE, RECORD, chaos: the holders in one atomic word (a writer bit or the readers'
 //!   count), taken with a compare-exchange, blocked acquisitions waiting on a futex for it to
 //!   change, each operation inside its event's rules and recording (when recording, under the
@@ -28,6 +31,7 @@ use crate::explore::scheduler;
 use crate::mode::{explore, plain};
 use crate::record::recorder;
 use crate::sync::object_table::ObjectTable;
+use crate::sync::rwlock_native;
 use crate::sync::sync_ops;
 use shared_proto::sync_object::{self, RWLOCK_LOCK, RWLOCK_READ_BLOCK};
 use shared_proto::{EventKind, ObjectRef, SiteId};
@@ -244,7 +248,8 @@ fn acquire(r: *mut libc::pthread_rwlock_t, write: bool, mode: Mode, site: u64) -
 
 fn release(r: *mut libc::pthread_rwlock_t, site: u64) -> c_int {
     if explore() {
-        return if scheduler::rwlock_unlock(r as u64, site) { 0 } else { libc::EPERM };
+        scheduler::rwlock_unlock(r as u64, site);
+        return 0;
     }
     let x = rw(r);
     let (writer, reader) = (x.writer.load(Ordering::Relaxed) == sync_ops::me() + 1, my_reads(r) > 0);
@@ -277,18 +282,32 @@ fn timed(r: *mut libc::pthread_rwlock_t, write: bool, clock: libc::clockid_t, ab
     }
 }
 
+/// A C ABI entry point: forwarded unchanged to the C library's `$real` when nothing is watched
+/// (OFF) and, for an acquisition or release (`native`), when the C library's rwlock runs this
+/// one (`rwlock_native`); else `$body`.
 macro_rules! forwarded {
     ($name:ident, $real:path, ($($arg:ident: $ty:ty),*), $body:expr) => {
+        forwarded!(@ false, $name, $real, ($($arg: $ty),*), $body);
+    };
+    (native $name:ident, $real:path, ($($arg:ident: $ty:ty),*), $body:expr) => {
+        forwarded!(@ true, $name, $real, ($($arg: $ty),*), $body);
+    };
+    (@ $native:expr, $name:ident, $real:path, ($($arg:ident: $ty:ty),*), $body:expr) => {
         /// # Safety
         /// Same contract as the pthread function it stands for.
         #[no_mangle]
         pub unsafe extern "C" fn $name(r: *mut libc::pthread_rwlock_t, $($arg: $ty,)* site: u64) -> c_int {
-            if plain() {
+            if plain() || ($native && rwlock_native::applies(r)) {
                 // SAFETY: forwarded unchanged.
                 return unsafe { $real(r, $($arg),*) };
             }
-            let f: &dyn Fn(*mut libc::pthread_rwlock_t, u64) -> c_int = &$body;
-            f(r, site)
+            // Out of line: the forwarding path above stays a leaf with a small frame.
+            #[inline(never)]
+            fn irs_own(r: *mut libc::pthread_rwlock_t, $($arg: $ty,)* site: u64) -> c_int {
+                let f: &dyn Fn(*mut libc::pthread_rwlock_t, u64) -> c_int = &$body;
+                f(r, site)
+            }
+            irs_own(r, $($arg,)* site)
         }
     };
 }
@@ -300,19 +319,28 @@ extern "C" {
     fn pthread_rwlock_timedwrlock(r: *mut libc::pthread_rwlock_t, abstime: *const libc::timespec) -> c_int;
 }
 
-forwarded!(__irs_pthread_rwlock_rdlock, libc::pthread_rwlock_rdlock, (), |r, site| acquire(r, false, Mode::Wait, site));
-forwarded!(__irs_pthread_rwlock_wrlock, libc::pthread_rwlock_wrlock, (), |r, site| acquire(r, true, Mode::Wait, site));
-forwarded!(__irs_pthread_rwlock_tryrdlock, libc::pthread_rwlock_tryrdlock, (), |r, site| acquire(r, false, Mode::Try, site));
-forwarded!(__irs_pthread_rwlock_trywrlock, libc::pthread_rwlock_trywrlock, (), |r, site| acquire(r, true, Mode::Try, site));
-forwarded!(__irs_pthread_rwlock_timedrdlock, pthread_rwlock_timedrdlock, (abstime: *const libc::timespec), move |r, site| timed(r, false, libc::CLOCK_REALTIME, abstime, site));
-forwarded!(__irs_pthread_rwlock_timedwrlock, pthread_rwlock_timedwrlock, (abstime: *const libc::timespec), move |r, site| timed(r, true, libc::CLOCK_REALTIME, abstime, site));
-forwarded!(__irs_pthread_rwlock_clockrdlock, pthread_rwlock_clockrdlock, (clock: libc::clockid_t, abstime: *const libc::timespec), move |r, site| timed(r, false, clock, abstime, site));
-forwarded!(__irs_pthread_rwlock_clockwrlock, pthread_rwlock_clockwrlock, (clock: libc::clockid_t, abstime: *const libc::timespec), move |r, site| timed(r, true, clock, abstime, site));
+forwarded!(native __irs_pthread_rwlock_rdlock, libc::pthread_rwlock_rdlock, (), |r, site| acquire(r, false, Mode::Wait, site));
+forwarded!(native __irs_pthread_rwlock_wrlock, libc::pthread_rwlock_wrlock, (), |r, site| acquire(r, true, Mode::Wait, site));
+forwarded!(native __irs_pthread_rwlock_tryrdlock, libc::pthread_rwlock_tryrdlock, (), |r, site| acquire(r, false, Mode::Try, site));
+forwarded!(native __irs_pthread_rwlock_trywrlock, libc::pthread_rwlock_trywrlock, (), |r, site| acquire(r, true, Mode::Try, site));
+forwarded!(native __irs_pthread_rwlock_timedrdlock, pthread_rwlock_timedrdlock, (abstime: *const libc::timespec), move |r, site| timed(r, false, libc::CLOCK_REALTIME, abstime, site));
+forwarded!(native __irs_pthread_rwlock_timedwrlock, pthread_rwlock_timedwrlock, (abstime: *const libc::timespec), move |r, site| timed(r, true, libc::CLOCK_REALTIME, abstime, site));
+forwarded!(native __irs_pthread_rwlock_clockrdlock, pthread_rwlock_clockrdlock, (clock: libc::clockid_t, abstime: *const libc::timespec), move |r, site| timed(r, false, clock, abstime, site));
+forwarded!(native __irs_pthread_rwlock_clockwrlock, pthread_rwlock_clockwrlock, (clock: libc::clockid_t, abstime: *const libc::timespec), move |r, site| timed(r, true, clock, abstime, site));
 
-forwarded!(__irs_pthread_rwlock_unlock, libc::pthread_rwlock_unlock, (), release);
+forwarded!(native __irs_pthread_rwlock_unlock, libc::pthread_rwlock_unlock, (), release);
 
 forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const libc::pthread_rwlockattr_t), |r, _site| {
     // Nobody holds it (no event: an init while threads use it is undefined in POSIX).
+    if crate::enforce::relaxed::relaxed() {
+        // The C library's init sets the kind, which says whose rwlock runs it
+        // (`rwlock_native`); irs's state is reset too, for a kind that runs irs's.
+        // SAFETY: the program's arguments, forwarded unchanged.
+        let rc = unsafe { libc::pthread_rwlock_init(r, attr) };
+        if rc != 0 {
+            return rc;
+        }
+    }
     if explore() {
         scheduler::rwlock_init(r as u64);
     } else {
@@ -326,6 +354,10 @@ forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const l
 
 forwarded!(__irs_pthread_rwlock_destroy, libc::pthread_rwlock_destroy, (), |r, _site| {
     // No thread may use it any more (POSIX): the runtime keeps nothing of it.
+    if crate::enforce::relaxed::relaxed() {
+        // SAFETY: forwarded unchanged (glibc's destroy checks nothing).
+        unsafe { libc::pthread_rwlock_destroy(r) };
+    }
     if !explore() {
         RWLOCKS.forget(r as u64);
         serial_update(r, 0);

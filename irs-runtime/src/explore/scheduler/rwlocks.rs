@@ -11,7 +11,7 @@
 
 use super::decision::{done, grant_op};
 use super::{with, Scheduler};
-use shared_proto::{EventKind, SiteId};
+use shared_proto::{EventKind, SiteId, ViolationKind};
 
 /// Who holds an rwlock: its writer, and each reader with how many times it holds it.
 #[derive(Clone, Debug, Default)]
@@ -121,9 +121,12 @@ pub fn rwlock_try(r: u64, write: bool, site: u64) -> bool {
     got
 }
 
-/// `pthread_rwlock_unlock`: the writer's or one of the caller's reads; `false` (no event) when
-/// the caller holds nothing.
-pub fn rwlock_unlock(r: u64, site: u64) -> bool {
+/// `pthread_rwlock_unlock`: the writer's or one of the caller's reads. By a thread that holds
+/// nothing it is undefined behaviour (POSIX; glibc takes it for a reader's release and corrupts
+/// the lock): a violation, reported at the call (whether the caller holds the lock depends on
+/// its own operations alone, so no event decides it). A run relaxed after a `safe` verdict
+/// relies on it (`sync::rwlock_native`).
+pub fn rwlock_unlock(r: u64, site: u64) {
     let kind = with(|x| {
         let me = x.current;
         let st = x.rwlock(r);
@@ -135,14 +138,16 @@ pub fn rwlock_unlock(r: u64, site: u64) -> bool {
             None
         }
     });
-    let Some(kind) = kind else { return false };
+    let Some(kind) = kind else {
+        let message = with(|x| format!("T{} unlocks rwlock {}, which it does not hold", x.current, x.object_name(r)));
+        super::threads::violation(ViolationKind::Abort, &message);
+    };
     rw_op(kind, r, site);
     with(|x| {
         let me = x.current;
         x.with_rwlock(r, |st| if kind == EventKind::RwWriteUnlock { st.writer = None } else { st.add_read(me, -1) });
     });
     done();
-    true
 }
 
 /// `pthread_rwlock_init` (no event): nobody holds it.
