@@ -48,12 +48,12 @@ pub fn replay(program: &str, args: &[String], schedule: &[ThreadId], policy: Pol
 }
 
 /// The exit code of a checking command for one outcome: 0 nothing found (an execution an
-/// assumption discards included), 1 a bug, 2 neither (the schedule was infeasible, or the run
-/// timed out).
+/// assumption discards included, and one cut at the thread bound), 1 a bug, 2 neither (the
+/// schedule was infeasible, or the run timed out).
 pub fn exit_code(outcome: &shared_proto::Outcome) -> u8 {
     use shared_proto::Outcome::*;
     match outcome {
-        Exit(_) | Discarded => 0,
+        Exit(_) | Discarded | ThreadBound { .. } => 0,
         Violation { .. } | Signal(_) | Deadlock { .. } => 1,
         Infeasible { .. } | Timeout { .. } | EventLimit { .. } | Incomplete => 2,
     }

@@ -34,6 +34,8 @@ pub struct Outcomes {
     /// The files the program opened for reading in the executions explored (part of the input,
     /// DESIGN §4 "Inputs"), as `PATH (N bytes)` or `PATH (absent)`.
     pub files_read: Vec<String>,
+    /// `--max-threads`, if given.
+    pub max_threads: Option<u32>,
 }
 
 impl Outcomes {
@@ -292,6 +294,7 @@ fn verify_inner(
     progress: impl FnMut(&Stats),
 ) -> Result<Outcomes, VerifyCliError> {
     let spin_bound = exec.spin_bound;
+    let max_threads = exec.max_threads;
     let mut ex = executor(program, args, exec)?;
     let write_err = |p: &Path, e: std::io::Error| VerifyCliError::Write { path: p.display().to_string(), reason: e.to_string() };
     let traces_file = match schedules_out {
@@ -354,7 +357,7 @@ fn verify_inner(
         std::fs::write(&path, schedule::format(&b.schedule)).map_err(|e| write_err(&path, e))?;
         schedule_files.push(path);
     }
-    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb(), cpu_seconds: own_cpu_seconds(), anchor_note, files_read: Vec::new() })
+    Ok(Outcomes { report, schedule_files, peak_rss_kb: peak_rss_kb(), cpu_seconds: own_cpu_seconds(), anchor_note, files_read: Vec::new(), max_threads })
 }
 
 /// The one JSON object `--json` prints.
@@ -396,6 +399,8 @@ pub fn to_json(o: &Outcomes, k: Option<usize>) -> serde_json::Value {
         "restarts": s.restarts,
         "guarded_words": s.guarded_words,
         "discarded": s.discarded,
+        "max_threads": o.max_threads,
+        "thread_bound_cuts": s.thread_bound_cuts,
         "races": o.report.races,
         "exec_per_sec": if secs > 0.0 { s.runs as f64 / secs } else { 0.0 },
         "peak_rss_kb": o.peak_rss_kb,

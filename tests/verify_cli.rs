@@ -542,3 +542,68 @@ fn an_unlock_in_a_freed_block_is_reported_as_a_use_after_free() {
         assert!(format!("{}{}", r.stdout, r.stderr).contains(message), "{eq}: {}", r.stdout);
     }
 }
+
+/// `--max-threads`: a program that creates threads without end is refused without it (EXPLORE's
+/// 64 threads), gets a bounded verdict naming the bound with it, finds a bug that needs three
+/// workers at bound 3 and not at bound 2, and the bug's schedule replays under the same bound.
+#[test]
+fn a_thread_bound_makes_unbounded_creation_verifiable_and_names_itself() {
+    let d = scratch("verify_cli/max_threads");
+    let prog = build(
+        &d,
+        "loop",
+        "#include <pthread.h>\n#include <assert.h>\nint c;\n\
+         void *w(void *a) { __atomic_fetch_add(&c, 1, __ATOMIC_SEQ_CST); return a; }\n\
+         int main(void) { pthread_t t; for (;;) { pthread_create(&t, 0, w, 0); assert(__atomic_load_n(&c, __ATOMIC_SEQ_CST) <= 2); } }\n",
+        &["-pthread"],
+    );
+    assert_clean_error(&verify(&d, &[], &prog), "more than 64 threads");
+    assert_clean_error(&verify(&d, &["--max-threads", "0"], &prog), "--max-threads");
+    let two = verify(&d, &["--max-threads", "2", "--json"], &prog);
+    let j = json(&two);
+    assert_eq!(j["verdict"], "safe-within-bounds", "{}", two.stdout);
+    assert_eq!(j["max_threads"], 2);
+    assert!(j["thread_bound_cuts"].as_u64().unwrap() > 0 && j["thread_bound_cuts"] == j["traces"], "every execution ends at the bound: {}", two.stdout);
+    assert!(j["bounds"][0].as_str().unwrap().starts_with("each thread creates at most 2 threads (--max-threads"), "{}", two.stdout);
+    let three = verify(&d, &["--max-threads", "3"], &prog);
+    assert_eq!(three.status.code(), Some(1), "{}{}", three.stdout, three.stderr);
+    let reproduce = three.stdout.lines().find_map(|l| l.trim().strip_prefix("reproduce: ")).unwrap_or_else(|| panic!("{}", three.stdout));
+    assert!(reproduce.starts_with("irs replay --max-threads 3 --schedule "), "{reproduce}");
+    let sched = reproduce.split_whitespace().nth(5).unwrap();
+    let replay = run(Command::new(irs()).args(["replay", "--max-threads", "3", "--schedule", sched, "--"]).arg(&prog).current_dir(&d), None, T).unwrap();
+    assert_eq!(replay.status.code(), Some(1), "{}{}", replay.stdout, replay.stderr);
+    assert!(replay.stdout.contains("Assertion"), "{}", replay.stdout);
+}
+
+/// A writer-preferring rwlock (glibc's `PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP`, set by an
+/// attribute or by its static initializer) lets a waiting writer keep new readers out, so a
+/// reader asking again behind it deadlocks in the plain build: the readers-preferred model
+/// would call such a program safe, so it is refused by name instead.
+#[test]
+fn a_writer_preferring_rwlock_is_refused_not_explored_as_readers_preferred() {
+    let d = scratch("verify_cli/writer_preferring");
+    let body = "void *r(void *a) { pthread_rwlock_rdlock(&l); pthread_rwlock_rdlock(&l); pthread_rwlock_unlock(&l); pthread_rwlock_unlock(&l); return a; }\n\
+                void *w(void *a) { pthread_rwlock_wrlock(&l); pthread_rwlock_unlock(&l); return a; }\n";
+    let by_attr = build(
+        &d,
+        "by_attr",
+        &format!(
+            "#define _GNU_SOURCE\n#include <pthread.h>\npthread_rwlock_t l;\n{body}\
+             int main(void) {{ pthread_rwlockattr_t at; pthread_rwlockattr_init(&at); pthread_rwlockattr_setkind_np(&at, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);\n\
+             pthread_rwlock_init(&l, &at); pthread_t a, b; pthread_create(&a, 0, r, 0); pthread_create(&b, 0, w, 0); pthread_join(a, 0); pthread_join(b, 0); return 0; }}\n"
+        ),
+        &["-pthread"],
+    );
+    let by_initializer = build(
+        &d,
+        "by_initializer",
+        &format!(
+            "#define _GNU_SOURCE\n#include <pthread.h>\npthread_rwlock_t l = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;\n{body}\
+             int main(void) {{ pthread_t a, b; pthread_create(&a, 0, r, 0); pthread_create(&b, 0, w, 0); pthread_join(a, 0); pthread_join(b, 0); return 0; }}\n"
+        ),
+        &["-pthread"],
+    );
+    for prog in [by_attr, by_initializer] {
+        assert_clean_error(&verify(&d, &[], &prog), "unsupported: a writer-preferring rwlock");
+    }
+}

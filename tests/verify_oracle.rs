@@ -17,6 +17,8 @@
 //! `expect-traces-reads-commute:`, `expect-bugs:` and `expect-interleavings:` lines of each
 //! program's header: hand counts for the hand-written programs, and for the generated ones
 //! (`rand_*.c`) the counts of gen.py's own model of the program, an independent second oracle.
+//! A `max-threads: N` line explores the program under `--max-threads N`, oracle and modes alike
+//! (the cut is the runtime's, so the oracle counts the executions of the bounded program).
 //!
 //! Environment: `IRS_VERIFY_ORACLE_ONLY=1` runs the oracle alone (no `irs verify`);
 //! `IRS_VERIFY_FILTER=a,b` runs only the programs whose names contain `a` or `b`.
@@ -50,6 +52,7 @@ struct Program {
     expect_traces_rc: Option<usize>,
     expect_interleavings: Option<usize>,
     expect_bugs: Option<BTreeSet<String>>,
+    max_threads: Option<u32>,
 }
 
 fn programs(dir: &Path) -> Vec<Program> {
@@ -74,7 +77,8 @@ fn programs(dir: &Path) -> Vec<Program> {
             let expect_bugs = field("expect-bugs:").map(|v| {
                 v.split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty() && b != "none").collect::<BTreeSet<String>>()
             });
-            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_traces_rc, expect_interleavings, expect_bugs })
+            let max_threads = field("max-threads:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad max-threads")));
+            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_traces_rc, expect_interleavings, expect_bugs, max_threads })
         })
         .collect()
 }
@@ -83,7 +87,9 @@ fn programs(dir: &Path) -> Vec<Program> {
 fn check_mode(prog: &Program, mode: &str, args: &[&str], ex: &mut Executor, truth: &OracleResult, dir: &Path) -> (Vec<String>, String) {
     let name = &prog.name;
     let work = dir.join(format!("{name}.{mode}"));
-    let rep = match run_verify(&prog.exe, args, &work) {
+    let bound = prog.max_threads.map(|n| n.to_string());
+    let args: Vec<&str> = args.iter().copied().chain(bound.as_deref().map(|n| ["--max-threads", n]).into_iter().flatten()).collect();
+    let rep = match run_verify(&prog.exe, &args, &work) {
         Ok(r) => r,
         Err(e) => return (vec![format!("{name} [{mode}]: irs verify failed: {e}")], format!("{mode}: irs verify failed")),
     };
@@ -133,7 +139,7 @@ fn verify_agrees_with_the_brute_force_oracle() {
                 let Some(p) = progs.get(i) else { break };
                 let mut fails = Vec::new();
                 let mut line = String::new();
-                let mut ex = match Executor::start(&p.exe, &[], Options::default()) {
+                let mut ex = match Executor::start(&p.exe, &[], Options { max_threads: p.max_threads, ..Options::default() }) {
                     Ok(ex) => ex,
                     Err(e) => {
                         failures.lock().unwrap().push(format!("{}: the executor does not start: {e}", p.name));

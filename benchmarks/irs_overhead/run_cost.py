@@ -12,7 +12,7 @@ Standard library only; from the repository root:
 
   python3 benchmarks/irs_overhead/run_cost.py --irs target/release/irs --runs 100
 """
-import argparse, json, os, statistics, subprocess, tempfile, time
+import argparse, json, os, shutil, statistics, subprocess, tempfile, time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,6 +82,11 @@ def main():
             m = {w: statistics.median(x[col] for x in times[(irs, w)]) if times[(irs, w)] else float("nan") for w in whats}
             print(f"| {irs} | {m['plain']:.2f} | {m['exec floor']:.2f} | {m['exec floor'] - m['plain']:.2f} | {m['irs run']:.2f} | {m['irs run'] - m['plain']:.2f} | {m['irs-full run']:.2f} | {m['irs-full run'] - m['plain']:.2f} |")
         print()
+    # Leave nothing behind: each program's verifications (its prefix segments in /dev/shm
+    # included), then the scratch directory.
+    for irs, exe, env in cfgs:
+        subprocess.run([irs, "forget", str(exe)], env=env, stdin=subprocess.DEVNULL, capture_output=True)
+    shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ a tool's answer for `unreach-call`:
     limit hit, and no execution that did not end: a timeout or the event limit) the answer is
     still `true`. (SV-COMP tasks write assumptions as infinite loops, `while (c) {};`: irs
     reports the hang as a livelock, which is no error for `unreach-call`.)
+A task that creates more threads than EXPLORE's capacity (`while (1) pthread_create(...)`) is
+verified again with a thread bound, `--max-threads 1`, 2, 3, ... (each thread creates at most N
+threads; an execution about to create more ends there), each in the time left: a reach_error
+found within a bound is `false`; otherwise the largest bound explored to its end is a bounded
+result (column `bounded`), never `true`.
 A `true` where the task expects `false`, or `false` where it expects `true`, is *wrong*: the
 column must be 0 (a wrong `true` is the worst bug irs can have).
 
@@ -117,6 +122,30 @@ def irs_answer(irs, src, work, limit):
     if rc != 0:
         first = next((l for l in (err + out).splitlines() if "error" in l), last_line(err))
         return None, "unsupported", f"does not build: {first.strip()[:160]}", 0.0
+    answer = irs_verify_answer(irs, exe, work, limit, [])
+    if not (answer[1] == "unsupported" and "more than 64 threads" in answer[2]):
+        return answer
+    # Unbounded thread creation: deepen a thread bound in the time left.
+    secs, best = answer[3], None
+    for n in range(1, 64):
+        if limit - secs < 1:
+            break
+        a = irs_verify_answer(irs, exe, work, limit - secs, ["--max-threads", str(n)])
+        secs += a[3]
+        if a[0] is False:
+            return False, None, "", secs
+        if a[1] != "bounded":
+            if best is None:
+                return a[0], a[1], f"with --max-threads {n}: {a[2]}"[:200], secs
+            break
+        best = n
+    if best is None:
+        return None, "out of time", f"creates threads without end; no thread bound explored to its end in {limit} s", secs
+    return None, "bounded", f"each thread creates at most {best} threads (--max-threads {best}): no error within that bound", secs
+
+
+def irs_verify_answer(irs, exe, work, limit, extra):
+    """(answer, column, why, seconds) of `irs verify` with the flags `extra`."""
     # First with --first-bug (a false task's first reach_error ends it early); when that stops at
     # a bug of another kind (a deadlock, a livelock, a crash: no unreach-call answer), again
     # without it, in the time left, to see whether any reach_error is reachable at all.
@@ -124,7 +153,7 @@ def irs_answer(irs, src, work, limit):
     for first_bug in (True, False):
         left = max(1, int(limit - secs))
         flags = ["--first-bug"] if first_bug else []
-        rc, out, err, took = run([irs, "verify", "--json", "--svcomp", *flags, "--time-limit", str(left), "--timeout", "2", "--out-dir", str(work),
+        rc, out, err, took = run([irs, "verify", "--json", "--svcomp", *flags, *extra, "--time-limit", str(left), "--timeout", "2", "--out-dir", str(work),
                                   "--", str(exe)], left + 60, cwd=work)
         secs += took
         if rc is None:
@@ -146,6 +175,10 @@ def irs_answer(irs, src, work, limit):
     if verdict == "safe-within-bounds":
         return None, "bounded", "; ".join(j.get("bounds", []))[:200], secs
     unended = kinds & {"timeout", "event-limit"}
+    if verdict == "violation" and not j.get("stopped") and not unended and j.get("thread_bound_cuts"):
+        # Bugs of other kinds only, but executions were cut at the thread bound: what lies past
+        # the cuts is not explored.
+        return None, "bounded", "other bugs only, within the thread bound", secs
     if verdict == "violation" and not j.get("stopped") and not unended:
         # Bugs, none of them an unreach-call answer, every execution explored to its end: no
         # error reachable.

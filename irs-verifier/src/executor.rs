@@ -56,6 +56,9 @@ pub struct Options {
     /// The values every call of `__VERIFIER_nondet_*` explores (`None`: the runtime's default,
     /// [`shared_proto::explore_protocol::DEFAULT_NONDET_VALUES`]).
     pub nondet_values: Option<Vec<i64>>,
+    /// `--max-threads N`: how many threads each thread may create before its next creation
+    /// ends the execution (`Outcome::ThreadBound`); `None`: no bound (EXPLORE's capacity).
+    pub max_threads: Option<u32>,
     /// SV-COMP's conventions (see `shared_proto::explore_protocol::ENV_SVCOMP`).
     pub svcomp: bool,
     /// Let watched loops iterate this many times without change before discarding the
@@ -77,7 +80,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, svcomp: false, spin_bound: None, env: None, input_files: None, cwd: None, sandbox: true }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, max_threads: None, svcomp: false, spin_bound: None, env: None, input_files: None, cwd: None, sandbox: true }
     }
 }
 
@@ -349,6 +352,7 @@ impl Executor {
             .env(proto::ENV_STDIN_FD, FD_STDIN.to_string())
             .env(proto::ENV_STACK_KB, options.stack_kb.to_string())
             .env(proto::ENV_NONDET_VALUES, options.nondet_values().iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","))
+            .env(proto::ENV_MAX_THREADS, options.max_threads.unwrap_or(0).to_string())
             .env_remove(proto::ENV_FORK_EACH)
             .env_remove(proto::ENV_SVCOMP)
             .env_remove(proto::ENV_SPIN_BOUND)

@@ -97,6 +97,7 @@ mod code {
     pub const OVERFLOW: u32 = 6;
     pub const UNSUPPORTED: u32 = 7;
     pub const DISCARDED: u32 = 8;
+    pub const THREAD_BOUND: u32 = 9;
 }
 
 // Header fields (byte offsets).
@@ -196,6 +197,9 @@ pub enum ChildOutcome<'m> {
     Unsupported(&'m str),
     /// A thread's `__VERIFIER_assume` failed: the execution is one the program rules out.
     Discarded,
+    /// A thread was about to create more threads than `--max-threads` lets each thread create
+    /// (the value): the process ended there.
+    ThreadBound(u32),
 }
 
 impl<'a> BufferWriter<'a> {
@@ -352,6 +356,7 @@ impl<'a> BufferWriter<'a> {
             }
             ChildOutcome::EventLimit => (code::OVERFLOW, 0),
             ChildOutcome::Discarded => (code::DISCARDED, 0),
+            ChildOutcome::ThreadBound(n) => (code::THREAD_BOUND, n as i32),
             ChildOutcome::Infeasible { step, requested, enabled_mask } => {
                 put32(self.b, INFEASIBLE_STEP, step);
                 put32(self.b, INFEASIBLE_THREAD, requested);
@@ -719,6 +724,7 @@ impl Reader {
             // number for every execution that reaches it (and one bug class).
             code::OVERFLOW => Some(Outcome::EventLimit { events: self.cap.map_or(self.events, |c| c.events) }),
             code::DISCARDED => Some(Outcome::Discarded),
+            code::THREAD_BOUND => Some(Outcome::ThreadBound { max: value as u32 }),
             code::UNSUPPORTED => {
                 x.tool_error = Some(message());
                 None

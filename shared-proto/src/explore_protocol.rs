@@ -31,6 +31,9 @@ pub const ENV_SVCOMP: &str = "IRS_SVCOMP";
 /// `irs verify --spin-bound K`: watched loops iterate up to K times without change, then the
 /// execution is discarded (instead of the spinning thread halting at its first such iteration).
 pub const ENV_SPIN_BOUND: &str = "IRS_SPIN_BOUND";
+/// `irs verify --max-threads N`: a thread about to create its (N+1)-th thread ends the process
+/// there instead (as `_exit` would, without exit handlers), and the execution's outcome says so.
+pub const ENV_MAX_THREADS: &str = "IRS_MAX_THREADS";
 /// An empty directory of the verifier's scratch space: the program isolates its executions in
 /// namespaces of their own and builds their private view of the file system on a mount over
 /// it (DESIGN §7, "an explored execution does no harm"). Unset: executions are not isolated.

@@ -47,6 +47,9 @@ pub enum Outcome {
     /// A `__VERIFIER_assume` failed in it: an execution the program rules out, neither a bug
     /// nor evidence of safety (EXPLORE).
     Discarded,
+    /// A thread was about to create its (`max`+1)-th thread under `--max-threads max`: the
+    /// execution ended there (EXPLORE), a bounded cut, neither a bug nor the execution's end.
+    ThreadBound { max: u32 },
 }
 
 impl Outcome {
@@ -74,6 +77,7 @@ impl fmt::Display for Outcome {
             Outcome::Timeout { millis } => write!(f, "timeout after {:.1} s", *millis as f64 / 1000.0),
             Outcome::Incomplete => write!(f, "incomplete"),
             Outcome::Discarded => write!(f, "discarded (an assumption failed, or a thread spins where what it read was written since)"),
+            Outcome::ThreadBound { max } => write!(f, "cut at the thread bound: a thread was about to create more than {max} threads (--max-threads)"),
         }
     }
 }

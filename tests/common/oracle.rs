@@ -90,7 +90,7 @@ pub fn bug_of(outcome: &Outcome) -> Option<Bug> {
 /// Whether an execution ran to an end the verifier counts (exit, violation, crash, deadlock, or
 /// discarded by a failed assumption).
 pub fn is_complete(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Exit(_) | Outcome::Violation { .. } | Outcome::Signal(_) | Outcome::Deadlock { .. } | Outcome::Discarded)
+    matches!(outcome, Outcome::Exit(_) | Outcome::Violation { .. } | Outcome::Signal(_) | Outcome::Deadlock { .. } | Outcome::Discarded | Outcome::ThreadBound { .. })
 }
 
 /// The outcome with its schedule-dependent details removed: deadlock descriptions name runtime

@@ -205,6 +205,13 @@ enum Mode {
 fn acquire(r: *mut libc::pthread_rwlock_t, write: bool, mode: Mode, site: u64) -> c_int {
     let busy = if matches!(mode, Mode::Try) { libc::EBUSY } else { libc::ETIMEDOUT };
     if explore() {
+        if rwlock_native::writer_preferring(r) {
+            // Its waiting writer keeps new readers out: orders (and deadlocks: a reader asking
+            // again behind a waiting writer) the readers-preferred model does not explore.
+            scheduler::finish(shared_proto::explore_buffer::ChildOutcome::Unsupported(
+                "a writer-preferring rwlock (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP): the exploration models readers-preferred rwlocks (glibc's default) only",
+            ));
+        }
         if scheduler::rwlock_relock(r as u64) {
             return libc::EDEADLK;
         }
@@ -332,14 +339,14 @@ forwarded!(native __irs_pthread_rwlock_unlock, libc::pthread_rwlock_unlock, (), 
 
 forwarded!(__irs_pthread_rwlock_init, libc::pthread_rwlock_init, (attr: *const libc::pthread_rwlockattr_t), |r, _site| {
     // Nobody holds it (no event: an init while threads use it is undefined in POSIX).
-    if crate::enforce::relaxed::relaxed() {
-        // The C library's init sets the kind, which says whose rwlock runs it
-        // (`rwlock_native`); irs's state is reset too, for a kind that runs irs's.
-        // SAFETY: the program's arguments, forwarded unchanged.
-        let rc = unsafe { libc::pthread_rwlock_init(r, attr) };
-        if rc != 0 {
-            return rc;
-        }
+    // The C library's init, in every mode: it sets the kind in the lock, which says whose
+    // rwlock runs it in a relaxed run and which ones the exploration refuses
+    // (`rwlock_native`), and answers a bad attribute as the plain build does; irs's own state
+    // is reset below.
+    // SAFETY: the program's arguments, forwarded unchanged.
+    let rc = unsafe { libc::pthread_rwlock_init(r, attr) };
+    if rc != 0 {
+        return rc;
     }
     if explore() {
         scheduler::rwlock_init(r as u64);

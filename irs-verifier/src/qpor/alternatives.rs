@@ -54,7 +54,7 @@ impl Verifier<'_> {
             // An execution that did not end (time or event limit) leaves its subtree
             // unexplored beyond it: nothing above it is proven safe either.
             let i = self.path.len();
-            if leftmost.is_some_and(|b| i < b) && self.bugs.is_empty() && self.nonterminating.is_empty() {
+            if leftmost.is_some_and(|b| i < b) && self.bugs.is_empty() && self.nonterminating.is_empty() && self.thread_bound_cuts == 0 {
                 *leftmost = Some(i);
                 if self.told_safe.is_none_or(|t| i < t) {
                     self.told_safe = Some(i);

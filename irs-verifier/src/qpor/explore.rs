@@ -49,7 +49,15 @@ impl Verifier<'_> {
                     self.refresh_stats();
                     hooks.progress(&self.stats);
                     let races = self.words.found().to_vec();
-                    let bounds = self.bounds();
+                    let mut bounds = self.bounds();
+                    if self.thread_bound_cuts > 0 {
+                        let max = self.ex.options().max_threads.unwrap_or(0);
+                        bounds.push(format!(
+                            "each thread creates at most {max} thread{} (--max-threads; {} executions were cut where a thread was about to create more)",
+                            if max == 1 { "" } else { "s" },
+                            self.thread_bound_cuts
+                        ));
+                    }
                     return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races, bounds });
                 }
             }
@@ -89,7 +97,7 @@ impl Verifier<'_> {
             self.words.restarted();
         }
         self.readers.restarted();
-        if !self.bugs.is_empty() || !self.nonterminating.is_empty() {
+        if !self.bugs.is_empty() || !self.nonterminating.is_empty() || self.thread_bound_cuts > 0 {
             // What was found stays found: nothing more is told safe.
             self.told_safe = Some(0);
         }
@@ -101,6 +109,7 @@ impl Verifier<'_> {
         self.since.clear();
         self.bugs.clear();
         self.nonterminating.clear();
+        self.thread_bound_cuts = 0;
         self.last_prune_live = 0;
         self.extensions = cex::Extensions::default();
         self.comb = comb::Comb::default();

@@ -94,6 +94,10 @@ pub struct Verifier<'a> {
     stats: Stats,
     bugs: Vec<Bug>,
     nonterminating: Vec<Bug>,
+    /// Executions cut at `--max-threads` (`Outcome::ThreadBound`): what lies past their cut is
+    /// not explored, so no smaller prefix is told safe once one is found, and the verdict names
+    /// the bound.
+    thread_bound_cuts: u64,
     started: Instant,
     last_prune_live: usize,
     /// Paused executions along the current path, shallowest first: (steps, snapshot).
@@ -170,6 +174,7 @@ impl<'a> Verifier<'a> {
             stats: Stats::default(),
             bugs: Vec::new(),
             nonterminating: Vec::new(),
+            thread_bound_cuts: 0,
             started: Instant::now(),
             last_prune_live: 0,
             snapshots: Vec::new(),

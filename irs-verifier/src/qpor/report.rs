@@ -56,6 +56,8 @@ pub struct Stats {
     /// Explored maximal executions in which a `__VERIFIER_assume` failed: ruled out by the
     /// program, neither bugs nor evidence of safety (counted in `traces`).
     pub discarded: u64,
+    /// Executions cut at `--max-threads` (a thread about to create more threads than it may).
+    pub thread_bound_cuts: u64,
     pub elapsed: Duration,
 }
 
@@ -115,6 +117,7 @@ pub(super) fn bug_key(o: &Outcome) -> String {
 
 impl Verifier<'_> {
     pub(super) fn refresh_stats(&mut self) {
+        self.stats.thread_bound_cuts = self.thread_bound_cuts;
         (self.stats.racy_words, self.stats.race_free_words) = self.words.counts();
         self.stats.restarts = self.words.restarts() + self.readers.restarts();
         self.stats.reads_commute = self.readers.on();
@@ -132,6 +135,10 @@ impl Verifier<'_> {
     pub(super) fn record_schedule(&mut self, schedule: Vec<ThreadId>, outcome: Outcome) {
         let list = match &outcome {
             o if o.is_bug() => &mut self.bugs,
+            Outcome::ThreadBound { .. } => {
+                self.thread_bound_cuts += 1;
+                return;
+            }
             Outcome::Timeout { .. } | Outcome::EventLimit { .. } | Outcome::Incomplete => &mut self.nonterminating,
             _ => return,
         };

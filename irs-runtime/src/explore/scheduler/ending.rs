@@ -87,7 +87,10 @@ pub fn complete_end() -> ! {
         });
         done();
     }
-    finish(ChildOutcome::Exit(code))
+    match with(|s| s.thread_bound) {
+        Some(max) => finish(ChildOutcome::ThreadBound(max)),
+        None => finish(ChildOutcome::Exit(code)),
+    }
 }
 
 /// `main` returned with `code`: as `exit(code)` (the end, the exit handlers, the kills).

@@ -88,6 +88,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         paused_at: 0,
         ops: Vec::with_capacity(MAX_THREADS),
         ending: None,
+        thread_bound: None,
         choice: 0,
         discarding: false,
     };

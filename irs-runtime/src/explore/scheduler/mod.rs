@@ -51,6 +51,7 @@ mod mutexes;
 mod rwlocks;
 mod semaphores;
 mod spin_loops;
+mod thread_bound;
 mod thread_data;
 mod threads;
 mod verifier;
@@ -60,6 +61,7 @@ mod waits;
 pub use barriers::{barrier_init, barrier_wait};
 pub use decision::{load_schedule, schedule_region};
 pub use ending::{begin_end, complete_end, main_returned};
+pub use thread_bound::prepare as thread_bound_prepare;
 pub use execution::{buffer_mark, finish, init, live_stacks, on_pause, pause_to_host, record_signal, restart_from, resume, run};
 pub use memory::{access_after, access_before, allocated, freed};
 pub use mutexes::{lock, lock_kind, mutex_reinit, trylock, trylock_kind, unlock, unlock_kind};
@@ -226,6 +228,8 @@ struct Scheduler {
     /// The process's end, once a thread has performed it: that thread and the exit status.
     /// From then on no other end is enabled, and the ender kills the other threads one by one.
     ending: Option<(usize, c_int)>,
+    /// The end is a cut at `--max-threads` (the bound), not the program's (`thread_bound`).
+    thread_bound: Option<u32>,
     /// The value the last decision chose for the chosen thread's `__VERIFIER_nondet_*` call (an
     /// index into the explored domain; see `ThreadId::CHOICE_SHIFT`).
     choice: u32,

@@ -28,6 +28,7 @@ extern "C" fn thread_main(arg: *mut c_void) {
 
 /// `pthread_create`: a create event, then the child runs to its first operation.
 pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64) -> c_int {
+    super::thread_bound::cut_if_over(site);
     // Announced with the id the child would get now; other threads may create threads before
     // this create is granted, so the id is fixed only when it is performed.
     grant(EventKind::Create, Some(SiteId(site)), with(|s| s.threads.len()) as u64, 0);
@@ -40,7 +41,7 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         child
     });
     if child >= MAX_THREADS {
-        finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads (EXPLORE's limit)")));
+        finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads (EXPLORE's limit; `--max-threads N` bounds how many threads each thread creates)")));
     }
     let made = with(|s| {
         let stack = stack_pool::stack(child)?;
