@@ -214,6 +214,14 @@ const ANCHOR_TRIES: u64 = 1000;
 /// thousand of them kept `irs run` waiting for a minute).
 const ANCHOR_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// What EXPLORE says of a program that creates more threads than it can run.
+const THREAD_CAPACITY: &str = "threads (EXPLORE's limit";
+
+/// The thread bound `irs verify` applies by itself to such a program (each thread creates at
+/// most this many threads), when `--max-threads` is not given: a bounded verdict that names it
+/// rather than no verdict at all.
+pub const DEFAULT_MAX_THREADS: u32 = 2;
+
 #[allow(clippy::too_many_arguments)]
 pub fn verify(
     program: &str,
@@ -248,7 +256,18 @@ pub fn verify(
         exec.input_files = Some(d.clone());
     }
     let captures = shared_proto::input_files::FileCaptures::new(exec.input_files.clone().expect("set above"));
-    let result = verify_inner(program, args, opts, exec, out_dir, schedules_out, publisher.as_deref_mut(), &mut state, progress);
+    let mut progress = progress;
+    let mut result = verify_inner(program, args, opts.clone(), exec.clone(), out_dir, schedules_out, publisher.as_deref_mut(), &mut state, &mut progress);
+    if exec.max_threads.is_none() && matches!(&result, Err(e) if e.to_string().contains(THREAD_CAPACITY)) {
+        // Threads created without end: a default thread bound, named in the verdict.
+        let bounded = ExecOptions { max_threads: Some(DEFAULT_MAX_THREADS), ..exec };
+        result = verify_inner(program, args, opts, bounded, out_dir, schedules_out, publisher.as_deref_mut(), &mut state, &mut progress).map(|mut o| {
+            for b in o.report.bounds.iter_mut().filter(|b| b.starts_with("each thread creates at most")) {
+                b.push_str(", a default bound: the program creates more threads than EXPLORE's 64 (choose another with --max-threads N)");
+            }
+            o
+        });
+    }
     let files_read = captures.summary();
     if let Some(d) = &own_captures {
         let _ = std::fs::remove_dir_all(d);

@@ -30,9 +30,9 @@ a tool's answer for `unreach-call`:
     limit hit, and no execution that did not end: a timeout or the event limit) the answer is
     still `true`. (SV-COMP tasks write assumptions as infinite loops, `while (c) {};`: irs
     reports the hang as a livelock, which is no error for `unreach-call`.)
-A task that creates more threads than EXPLORE's capacity (`while (1) pthread_create(...)`) is
-verified again with a thread bound, `--max-threads 1`, 2, 3, ... (each thread creates at most N
-threads; an execution about to create more ends there), each in the time left: a reach_error
+A task that creates more threads than EXPLORE's capacity (`while (1) pthread_create(...)`) gets
+`irs verify`'s default thread bound (each thread creates at most 2 threads; an execution about
+to create more ends there), then `--max-threads 3`, 4, ... each in the time left: a reach_error
 found within a bound is `false`; otherwise the largest bound explored to its end is a bounded
 result (column `bounded`), never `true`.
 A `true` where the task expects `false`, or `false` where it expects `true`, is *wrong*: the
@@ -123,11 +123,13 @@ def irs_answer(irs, src, work, limit):
         first = next((l for l in (err + out).splitlines() if "error" in l), last_line(err))
         return None, "unsupported", f"does not build: {first.strip()[:160]}", 0.0
     answer = irs_verify_answer(irs, exe, work, limit, [])
-    if not (answer[1] == "unsupported" and "more than 64 threads" in answer[2]):
+    # Unbounded thread creation (`irs verify` then applies a default thread bound of 2 by
+    # itself): deepen the bound in the time left.
+    default_bounded = answer[1] == "bounded" and "a default bound" in answer[2]
+    if not (default_bounded or (answer[1] == "unsupported" and "more than 64 threads" in answer[2])):
         return answer
-    # Unbounded thread creation: deepen a thread bound in the time left.
-    secs, best = answer[3], None
-    for n in range(1, 64):
+    secs, best = answer[3], (2 if default_bounded else None)
+    for n in range(3 if default_bounded else 1, 64):
         if limit - secs < 1:
             break
         a = irs_verify_answer(irs, exe, work, limit - secs, ["--max-threads", str(n)])
@@ -141,7 +143,7 @@ def irs_answer(irs, src, work, limit):
         best = n
     if best is None:
         return None, "out of time", f"creates threads without end; no thread bound explored to its end in {limit} s", secs
-    return None, "bounded", f"each thread creates at most {best} threads (--max-threads {best}): no error within that bound", secs
+    return None, "bounded", f"each thread creates at most {best} thread{'' if best == 1 else 's'} (--max-threads {best}): no error within that bound", secs
 
 
 def irs_verify_answer(irs, exe, work, limit, extra):
