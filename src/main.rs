@@ -163,7 +163,8 @@ enum Command {
         /// pthread_create(...)`): each thread creates at most N threads; an execution in which a
         /// thread is about to create one more ends there (as `_exit` would), a cut the verdict
         /// names (`safe-within-bounds`). Counted per creating thread, since creations by
-        /// different threads commute. Without it, 64 threads in all is EXPLORE's capacity.
+        /// different threads commute. Without it, a program that reaches EXPLORE's 64 threads is
+        /// verified again under a default bound of 2.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         max_threads: Option<u32>,
         /// Per-execution time limit in seconds (a run that takes longer does not terminate).
