@@ -349,6 +349,14 @@ fn verify_inner(
                         default.outcome(),
                         ANCHOR_TIME.as_secs()
                     ));
+                    // Said at once, not when the exploration ends (it may not, for a program
+                    // explored within a bound): a run waiting for this input's first prefix
+                    // stops waiting for one that will not come.
+                    if let Some((path, st)) = state.as_mut() {
+                        st.error = p.error.clone();
+                        st.updated = now_unix();
+                        let _ = write_state(path, st);
+                    }
                 }
             }
         }

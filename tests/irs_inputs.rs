@@ -372,3 +372,31 @@ int main(int argc, char **argv) {
     let o = verify(&["missing"]);
     assert!(o.status.success() && o.stdout.contains(&format!("{} (absent)", d.join("missing").display())), "{}{}", o.stdout, o.stderr);
 }
+
+/// A program that creates more threads than EXPLORE runs is verified under the default thread
+/// bound, where every execution is cut, so its verification has no correct execution to anchor
+/// a prefix on: it says so as soon as it knows, and `irs run` stops waiting for a prefix then
+/// (it waited its whole `--wait-limit` at every run while the bounded exploration went on: the
+/// two workers' twenty critical sections each keep it going far longer than the test).
+#[test]
+fn runs_of_a_program_no_prefix_can_cover_do_not_wait_for_one() {
+    let d = scratch("irs_inputs/no_anchor");
+    std::fs::write(
+        d.join("many.c"),
+        "#include <pthread.h>\n#include <stdio.h>\nint n;\npthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;\n\
+         void *w(void *a) { for (int k = 0; k < 20; k++) { pthread_mutex_lock(&m); n++; pthread_mutex_unlock(&m); } return a; }\n\
+         int main(void) { pthread_t t[100]; for (int i = 0; i < 100; i++) pthread_create(&t[i], 0, w, 0);\n\
+         for (int i = 0; i < 100; i++) pthread_join(t[i], 0); printf(\"n=%d\\n\", n); return 0; }\n",
+    )
+    .unwrap();
+    irs_cc(&d, &["-O1", "-pthread", "-o", "many", "many.c"]).unwrap();
+    let prog = d.join("many");
+    let _f = Forget(prog.clone());
+    for _ in 0..2 {
+        let started = Instant::now();
+        let o = run(Command::new(irs()).args(["run", "--wait-limit", "60", "--"]).arg(&prog), None, LONG).unwrap();
+        assert!(o.status.success() && o.stdout == "n=2000\n", "{}{}", o.stdout, o.stderr);
+        assert!(o.stderr.contains("ended without a prefix") && o.stderr.contains("thread bound") && o.stderr.contains("SERIALISED"), "{}", o.stderr);
+        assert!(started.elapsed() < Duration::from_secs(30), "waited {:?} for a prefix that cannot come:\n{}", started.elapsed(), o.stderr);
+    }
+}

@@ -436,6 +436,11 @@ pub fn wait_for_prefix(program: &ProgramStore, input: &InputStore, name: String,
                 let why = s.error.clone().unwrap_or_else(|| format!("it ended ({}) without a prefix", s.verdict.as_deref().unwrap_or(&s.state)));
                 return Err(ServiceError::VerifierFailed { program: name, why });
             }
+            // Still exploring, but it has said it will publish no prefix (no correct execution
+            // to anchor one on).
+            Status::Running(s) if s.error.is_some() => {
+                return Err(ServiceError::VerifierFailed { program: name, why: s.error.clone().unwrap_or_default() });
+            }
             Status::Stale(_) | Status::None if !queue::queued(program).contains(&input.key) && !worker::running(program) => {
                 return Err(ServiceError::VerifierFailed { program: name, why: format!("its verifier is gone (the worker's log: {})", program.worker_log().display()) });
             }
