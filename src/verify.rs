@@ -214,9 +214,6 @@ const ANCHOR_TRIES: u64 = 1000;
 /// thousand of them kept `irs run` waiting for a minute).
 const ANCHOR_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// What EXPLORE says of a program that creates more threads than it can run.
-const THREAD_CAPACITY: &str = "threads (EXPLORE's limit";
-
 /// The thread bound `irs verify` applies by itself to such a program (each thread creates at
 /// most this many threads), when `--max-threads` is not given: a bounded verdict that names it
 /// rather than no verdict at all.
@@ -258,7 +255,7 @@ pub fn verify(
     let captures = shared_proto::input_files::FileCaptures::new(exec.input_files.clone().expect("set above"));
     let mut progress = progress;
     let mut result = verify_inner(program, args, opts.clone(), exec.clone(), out_dir, schedules_out, publisher.as_deref_mut(), &mut state, &mut progress);
-    if exec.max_threads.is_none() && matches!(&result, Err(e) if e.to_string().contains(THREAD_CAPACITY)) {
+    if exec.max_threads.is_none() && matches!(&result, Err(e) if e.to_string().contains(shared_proto::explore_protocol::THREAD_CAPACITY)) {
         // Threads created without end: a default thread bound, named in the verdict.
         let bounded = ExecOptions { max_threads: Some(DEFAULT_MAX_THREADS), ..exec };
         result = verify_inner(program, args, opts, bounded, out_dir, schedules_out, publisher.as_deref_mut(), &mut state, &mut progress).map(|mut o| {

@@ -34,6 +34,9 @@ pub const ENV_SPIN_BOUND: &str = "IRS_SPIN_BOUND";
 /// `irs verify --max-threads N`: a thread about to create its (N+1)-th thread ends the process
 /// there instead (as `_exit` would, without exit handlers), and the execution's outcome says so.
 pub const ENV_MAX_THREADS: &str = "IRS_MAX_THREADS";
+/// What an execution that would run more threads than EXPLORE can says (after "the program
+/// creates more than N "): `irs verify` recognises it to verify again under a default bound.
+pub const THREAD_CAPACITY: &str = "threads (EXPLORE's limit";
 /// An empty directory of the verifier's scratch space: the program isolates its executions in
 /// namespaces of their own and builds their private view of the file system on a mount over
 /// it (DESIGN §7, "an explored execution does no harm"). Unset: executions are not isolated.

@@ -41,7 +41,10 @@ pub fn create(out: *mut u64, routine: StartRoutine, arg: *mut c_void, site: u64)
         child
     });
     if child >= MAX_THREADS {
-        finish(ChildOutcome::Unsupported(&format!("the program creates more than {MAX_THREADS} threads (EXPLORE's limit; `--max-threads N` bounds how many threads each thread creates)")));
+        finish(ChildOutcome::Unsupported(&format!(
+            "the program creates more than {MAX_THREADS} {}; `--max-threads N` bounds how many threads each thread creates)",
+            shared_proto::explore_protocol::THREAD_CAPACITY
+        )));
     }
     let made = with(|s| {
         let stack = stack_pool::stack(child)?;
