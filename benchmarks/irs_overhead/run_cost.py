@@ -8,9 +8,16 @@ with LLVM linked in, which is what `irs` was before its light front: LLVM's stat
 and relocations at every start). Medians of wall time, in ms, per irs binary given (side by
 side; `irs-full` is looked for beside each).
 
+With `--pigz DIR` (a checkout of madler/pigz, never committed), the same for a real program:
+pigz built by clang (`plain build`) and by each `irs cc` (`irs build`, run directly, and under
+`irs run`), compressing a small file to standard output, once its verification has finished.
+Its runtime's start-up and what `irs run` compares (a file and two variables the verification
+read) are a real program's, not a trivial one's.
+
 Standard library only; from the repository root:
 
   python3 benchmarks/irs_overhead/run_cost.py --irs target/release/irs --runs 100
+  python3 benchmarks/irs_overhead/run_cost.py --irs A/irs B/irs --runs 300 --pigz /tmp/real/pigz
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile, time
 from pathlib import Path
@@ -39,7 +46,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--irs", nargs="+", default=[str(REPO / "target/release/irs")], help="irs binaries (each with its runtime beside it)")
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--pigz", help="a pigz checkout: measure a real program instead of a trivial one")
     a = ap.parse_args()
+    if a.pigz:
+        return real_program(a)
     d = Path(tempfile.mkdtemp(prefix="irs-run-cost-"))
     (d / "exec.c").write_text(EXEC_SRC)
     floor = d / "exec_floor"
@@ -86,6 +96,62 @@ def main():
     # included), then the scratch directory.
     for irs, exe, env in cfgs:
         subprocess.run([irs, "forget", str(exe)], env=env, stdin=subprocess.DEVNULL, capture_output=True)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def wait_finished(irs, cmd, env, cwd):
+    """Until the verification of `cmd`'s input has finished (its prefix is then the last)."""
+    deadline = time.time() + 300
+    while True:
+        st = json.loads(subprocess.run([irs, "status", "--json", *cmd], capture_output=True, text=True, env=env, cwd=cwd, stdin=subprocess.DEVNULL).stdout)
+        if st["status"] == "finished":
+            return st
+        if time.time() > deadline:
+            raise SystemExit(f"the verification of {cmd} did not finish in 300 s")
+        time.sleep(0.5)
+
+
+def real_program(a):
+    d = Path(tempfile.mkdtemp(prefix="irs-run-cost-pigz-"))
+    (d / "small.txt").write_text("hello, world\n")
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("IRS_")}
+
+    def build(cc, where):
+        shutil.copytree(a.pigz, where, ignore=shutil.ignore_patterns(".git"))
+        subprocess.run(["make", "-s", "clean"], cwd=where, capture_output=True)
+        subprocess.run(["make", "-s", f"CC={cc}"], cwd=where, check=True, capture_output=True)
+        return where / "pigz"
+
+    plain = build("clang-14", d / "plain")
+    cfgs = []
+    for i, shown in enumerate(a.irs):
+        irs = str(Path(shown).resolve())
+        env = dict(base_env, IRS_STORE=str(d / f"store{i}"))
+        exe = build(f"{irs} cc", d / f"irs{i}")
+        cmd = [str(exe), "-c", "small.txt"]
+        subprocess.run([irs, "run", "--", *cmd], check=True, env=env, cwd=d, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        st = wait_finished(irs, cmd, env, d)
+        assert st["constraints_in_force"] == 0, st
+        cfgs.append((irs, cmd, env, shown))
+    times = {}
+    for _ in range(a.runs):
+        for irs, cmd, env, _ in cfgs:
+            for what, c in (("plain build", [str(plain), *cmd[1:]]), ("irs build", cmd), ("irs run", [irs, "run", "--", *cmd])):
+                t = time.perf_counter()
+                p = subprocess.Popen(c, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=d)
+                _, status, ru = os.wait4(p.pid, 0)
+                if os.waitstatus_to_exitcode(status) != 0:
+                    raise SystemExit(f"{c} failed")
+                times.setdefault((irs, what), []).append(((time.perf_counter() - t) * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3))
+    print(f"pigz -c small.txt, {a.runs} rounds, interleaved; medians in ms (verification finished, no constraint in force); load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
+    print("| irs | | plain build (clang) | irs build, direct | `irs run` | cost of `irs run` over the plain build | over the irs build |")
+    print("|---|---|---|---|---|---|---|")
+    for irs, _, _, shown in cfgs:
+        for col, name in ((0, "wall"), (1, "CPU")):
+            m = {w: statistics.median(x[col] for x in times[(irs, w)]) for w in ("plain build", "irs build", "irs run")}
+            print(f"| {shown} | {name} | {m['plain build']:.2f} | {m['irs build']:.2f} | {m['irs run']:.2f} | {m['irs run'] - m['plain build']:.2f} | {m['irs run'] - m['irs build']:.2f} |")
+    for irs, cmd, env, _ in cfgs:
+        subprocess.run([irs, "forget", cmd[0]], env=env, cwd=d, stdin=subprocess.DEVNULL, capture_output=True)
     shutil.rmtree(d, ignore_errors=True)
 
 

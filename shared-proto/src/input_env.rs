@@ -60,7 +60,7 @@ impl EnvCaptures {
         if marker.exists() {
             return Ok(());
         }
-        std::fs::create_dir_all(self.files.dir())?;
+        self.files.ensure_dir()?;
         std::fs::write(marker, b"")
     }
 

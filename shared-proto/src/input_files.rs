@@ -11,7 +11,11 @@
 //! An entry is `<h>.path` (the path, as text) and either `<h>.data` (the bytes) or `<h>.none`
 //! (no file by that name: opening it failed), `h` a hash of the path. Entries are written to a
 //! temporary name and renamed, so a reader sees a whole capture or none; once written, an entry
-//! never changes. Paths are absolute and lexically normalised (`.` and `..` removed, symbolic
+//! never changes. The directory's `index` lists the entries, a line `<h>` each, appended once
+//! the entry is whole: `irs run` reads one small file before every run instead of the
+//! directory. A directory is made with its index (under a temporary name, then renamed into
+//! place), so an index lists every entry of its directory; a directory without one (made
+//! before indexes, or where the file system cannot rename without replacing) is read whole. Paths are absolute and lexically normalised (`.` and `..` removed, symbolic
 //! links not followed): a relative name is taken from the working directory it was opened in.
 
 use std::io::Write;
@@ -19,6 +23,8 @@ use std::path::{Component, Path, PathBuf};
 
 /// The directory of the captures, as the runtime finds it (set by the executor and `irs run`).
 pub const ENV_DIR: &str = "IRS_INPUT_FILES";
+/// The file of a captures' directory that lists its entries.
+const INDEX: &str = "index";
 /// The largest file captured, in bytes (default [`DEFAULT_LIMIT`]).
 pub const ENV_LIMIT: &str = "IRS_CAPTURE_LIMIT";
 /// The default capture limit, for files and standard input alike.
@@ -90,6 +96,39 @@ impl FileCaptures {
         self.dir.join(format!("{name}.none")).exists().then_some(Captured::Absent)
     }
 
+    /// Make the directory, with its empty index, unless it exists. It appears whole: made
+    /// under a temporary name beside it and renamed into place, never over another's.
+    pub fn ensure_dir(&self) -> std::io::Result<()> {
+        if self.dir.is_dir() {
+            return Ok(());
+        }
+        let (Some(parent), Some(name)) = (self.dir.parent(), self.dir.file_name()) else {
+            return std::fs::create_dir_all(&self.dir);
+        };
+        std::fs::create_dir_all(parent)?;
+        // Unique to this process and call (threads of a process may make it at once).
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        // Relaxed: a counter for names, ordering nothing.
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: getpid has no preconditions.
+        let tmp = parent.join(format!(".{}.{}.{call}", name.to_string_lossy(), unsafe { libc::getpid() }));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir(&tmp)?;
+        std::fs::File::create(tmp.join(INDEX))?;
+        let renamed = rename_no_replace(&tmp, &self.dir);
+        if renamed.is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        match renamed {
+            Ok(()) => Ok(()),
+            // Another process made it meanwhile.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EEXIST) | Some(libc::ENOTEMPTY)) => Ok(()),
+            // A file system that cannot rename without replacing: a directory without index.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => std::fs::create_dir_all(&self.dir),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Keep `bytes` as the capture of `path` (or, with `None`, that there is no such file). An
     /// entry already there stays (the first capture is the one every run has read).
     pub fn record(&self, path: &Path, bytes: Option<&[u8]>) -> std::io::Result<()> {
@@ -97,7 +136,7 @@ impl FileCaptures {
         if self.lookup(path).is_some() {
             return Ok(());
         }
-        std::fs::create_dir_all(&self.dir)?;
+        self.ensure_dir()?;
         let name = entry_name(path);
         // SAFETY: getpid has no preconditions.
         let tmp = |what: &str| self.dir.join(format!(".{name}.{what}.{}", unsafe { libc::getpid() }));
@@ -110,21 +149,35 @@ impl FileCaptures {
         };
         write("path", path.as_os_str().as_bytes())?;
         match bytes {
-            Some(b) => write("data", b),
-            None => write("none", b""),
+            Some(b) => write("data", b)?,
+            None => write("none", b"")?,
+        }
+        // One write to a file opened for appending: lines of concurrent writers do not mix.
+        match std::fs::OpenOptions::new().append(true).open(self.dir.join(INDEX)) {
+            Ok(mut index) => index.write_all(format!("{name}\n").as_bytes()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
     /// Every capture, by path (sorted).
     pub fn list(&self) -> Vec<(PathBuf, Captured)> {
         use std::os::unix::ffi::OsStrExt;
-        let mut out: Vec<(PathBuf, Captured)> = std::fs::read_dir(&self.dir)
+        let mut names: Vec<String> = match std::fs::read_to_string(self.dir.join(INDEX)) {
+            Ok(index) => index.lines().map(str::to_string).collect(),
+            Err(_) => std::fs::read_dir(&self.dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| Some(e.file_name().to_str()?.strip_suffix(".path")?.to_string()))
+                .collect(),
+        };
+        names.sort();
+        names.dedup();
+        let mut out: Vec<(PathBuf, Captured)> = names
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_str()?.strip_suffix(".path")?.to_string();
-                let path = PathBuf::from(std::ffi::OsStr::from_bytes(&std::fs::read(e.path()).ok()?));
+            .filter_map(|name| {
+                let path = PathBuf::from(std::ffi::OsStr::from_bytes(&std::fs::read(self.dir.join(format!("{name}.path"))).ok()?));
                 (entry_name(&path) == name).then_some(())?;
                 Some((path.clone(), self.lookup(&path)?))
             })
@@ -147,6 +200,19 @@ impl FileCaptures {
     /// Does the disk hold what every capture says, now? The first path that differs, and how.
     pub fn first_difference(&self, limit: u64) -> Option<(PathBuf, String)> {
         self.list().into_iter().find_map(|(path, captured)| differs(&path, &captured, limit).map(|why| (path, why)))
+    }
+}
+
+/// Rename `from` to `to` unless `to` exists.
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL));
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: two NUL-terminated paths, read by the call only.
+    if unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::RENAME_NOREPLACE) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -235,6 +301,41 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn a_directory_made_here_lists_its_entries_in_its_index_and_one_without_is_read_whole() {
+        let d = scratch("index");
+        let caps = FileCaptures::new(d.join("files"));
+        caps.record(&d.join("a"), Some(b"1")).unwrap();
+        caps.record(&d.join("b"), None).unwrap();
+        caps.record(&d.join("a"), Some(b"2")).unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("files").join(INDEX)).unwrap().lines().count(), 2, "an entry once");
+        assert_eq!(caps.list().iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(), vec![d.join("a"), d.join("b")]);
+        // What the index lists is what the directory holds: an entry's files without a line
+        // are not listed (a writer between its rename and its line).
+        std::fs::write(d.join("files").join(format!("{}.path", entry_name(&d.join("c")))), d.join("c").as_os_str().as_encoded_bytes()).unwrap();
+        std::fs::write(d.join("files").join(format!("{}.none", entry_name(&d.join("c")))), b"").unwrap();
+        assert_eq!(caps.list().len(), 2);
+        // A directory made before indexes has none, is read whole, and gets none.
+        let old = FileCaptures::new(d.join("old"));
+        std::fs::create_dir_all(old.dir()).unwrap();
+        old.record(&d.join("a"), Some(b"1")).unwrap();
+        old.record(&d.join("b"), None).unwrap();
+        assert!(!old.dir().join(INDEX).exists());
+        assert_eq!(old.list().len(), 2);
+        // Made by several writers at once: one directory, with its index listing every entry.
+        let paths: Vec<PathBuf> = (0..8).map(|i| d.join(format!("f{i}"))).collect();
+        std::thread::scope(|s| {
+            for p in &paths {
+                let dir = d.join("race");
+                s.spawn(move || FileCaptures::new(dir).record(p, Some(b"x")).unwrap());
+            }
+        });
+        let race = FileCaptures::new(d.join("race"));
+        assert_eq!(race.list().len(), 8);
+        assert_eq!(std::fs::read_to_string(race.dir().join(INDEX)).unwrap().lines().count(), 8);
+        assert!(std::fs::read_dir(&d).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().starts_with('.')), "no temporary directory left");
     }
 
     #[test]

@@ -32,7 +32,8 @@
 //! checksum for every published slot: a corrupt, truncated, foreign or other-version segment is
 //! an error, never undefined behaviour. A reader of a live segment checks each slot published
 //! later with [`PrefixView::cutoff_checked`]. A run's start ([`PrefixView::parse_for_run`])
-//! leaves the rows unchecked when the cutoff in force is empty: it never reads them.
+//! checks only the cutoffs a run reads (the first and the latest), and leaves the rows
+//! unchecked when the latest is empty: it never reads them.
 
 use crate::hash::StableHasher;
 use crate::le::{get32, get64, put32, put64};
@@ -249,13 +250,14 @@ impl<'a> PrefixView<'a> {
         Self::parse_with(b, expected, false)
     }
 
-    /// As [`PrefixView::parse`], for a run that only enforces: when every published cutoff
-    /// verifies and the last is empty, the rows, requirements and site table are not checked
-    /// (nor hashed): a run under an empty cutoff never reads them, and a cutoff published later
-    /// is adopted only if it is no larger. The header, the threads and every published slot
-    /// are checked as always (a slot's checksum covers the table checksum the header holds, so
-    /// a segment whose header was changed fails there). Every start of a program whose
-    /// verification has finished would otherwise hash its whole first trace.
+    /// As [`PrefixView::parse`], for a run that only enforces. Of the published cutoffs, only
+    /// the first and the latest are checked (a run starts under the first, adopts the latest,
+    /// and later ones only if no larger; a long verification publishes hundreds). When the
+    /// latest is empty, the rows, requirements and site table are not checked (nor hashed): a
+    /// run under an empty cutoff never reads them. The header and the threads are checked as
+    /// always, and a slot's checksum covers the table checksum the header holds, so a segment
+    /// whose header was changed fails there. Every start of a program whose verification has
+    /// finished would otherwise hash its whole first trace.
     pub fn parse_for_run(b: &'a [u8], expected: Option<ProgramId>) -> Result<PrefixView<'a>, PrefixError> {
         Self::parse_with(b, expected, true)
     }
@@ -314,7 +316,7 @@ impl<'a> PrefixView<'a> {
             return Err(corrupt("rows not covered by threads"));
         }
         if lazy {
-            v.check_cutoffs()?;
+            v.check_first_and_latest_cutoffs()?;
             if v.cutoff(v.published() - 1).iter().all(|c| *c == 0) {
                 v.rows_checked = false;
                 return Ok(v);
@@ -362,6 +364,27 @@ impl<'a> PrefixView<'a> {
                 return Err(corrupt(format!("cutoff {i} is larger than the one before")));
             }
             prev = Some(c);
+        }
+        Ok(())
+    }
+
+    /// What a run reads of the log: the first cutoff and the latest, each checked, in range,
+    /// the latest no larger than the first. The ones between are never read by a run (it
+    /// adopts the latest; `check_cutoffs` is the full check).
+    fn check_first_and_latest_cutoffs(&self) -> Result<(), PrefixError> {
+        let (published, cap) = (self.published(), self.capacity);
+        if published == 0 || published > cap {
+            return Err(corrupt(format!("{published} published cutoffs in a log of {cap}")));
+        }
+        let first = self.cutoff_checked(0)?;
+        let latest = self.cutoff_checked(published - 1)?;
+        for (i, c) in [(0, &first), (published - 1, &latest)] {
+            if c.iter().enumerate().any(|(t, k)| *k > self.thread_rows(ThreadId(t as u32))) {
+                return Err(corrupt(format!("cutoff {i} reaches past the table")));
+            }
+        }
+        if latest.iter().zip(&first).any(|(a, b)| a > b) {
+            return Err(corrupt(format!("cutoff {} is larger than the first", published - 1)));
         }
         Ok(())
     }
@@ -577,6 +600,33 @@ mod tests {
         let mut foreign = b.clone();
         put64(&mut foreign, PROGRAM, 7);
         assert!(matches!(PrefixView::parse_for_run(&foreign, Some(ProgramId(42))), Err(PrefixError::ForeignProgram { .. })));
+    }
+
+    #[test]
+    fn a_run_checks_the_first_and_the_latest_cutoff_and_not_the_ones_between() {
+        let t = table();
+        let mut b = build(&t, ProgramId(42), &[], 4, &[2, 1]).unwrap();
+        append_cutoff(&mut b, &[1, 1]).unwrap();
+        append_cutoff(&mut b, &[1, 0]).unwrap();
+        let l = Layout::of(2, 3, 2, 4, b.len() - Layout::of(2, 3, 2, 4, 0).unwrap().end).unwrap();
+        let mut between = b.clone();
+        between[l.slot_at(1)] ^= 1;
+        assert_eq!(PrefixView::parse(&between, None).err(), Some(PrefixError::Checksum("cutoff 1".into())), "a full parse checks every slot");
+        assert_eq!(PrefixView::parse_for_run(&between, None).map(|v| v.cutoff(2)), Ok(vec![1, 0]), "a run never reads cutoff 1");
+        let mut latest = b.clone();
+        latest[l.slot_at(2)] ^= 1;
+        assert_eq!(PrefixView::parse_for_run(&latest, None).err(), Some(PrefixError::Checksum("cutoff 2".into())));
+        let mut first = b.clone();
+        first[l.slot_at(0)] ^= 1;
+        assert_eq!(PrefixView::parse_for_run(&first, None).err(), Some(PrefixError::Checksum("cutoff 0".into())));
+        // The latest larger than the first, with valid checksums: refused.
+        let mut grown = b.clone();
+        let sum = get64(&grown, TABLE_SUM);
+        write_slot(&mut grown, &l, sum, 2, &[2, 2]);
+        assert!(matches!(PrefixView::parse_for_run(&grown, None), Err(PrefixError::Corrupt(m)) if m.contains("past the table") || m.contains("larger than the first")));
+        write_slot(&mut grown, &l, sum, 2, &[1, 1]);
+        write_slot(&mut grown, &l, sum, 0, &[1, 0]);
+        assert!(matches!(PrefixView::parse_for_run(&grown, None), Err(PrefixError::Corrupt(m)) if m.contains("larger than the first")));
     }
 
     #[test]

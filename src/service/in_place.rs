@@ -22,14 +22,19 @@ use super::input::StdinOrigin;
 use super::session::{spawn_err, Session, Stdin};
 use super::{InForce, ServiceError, VerifierState};
 use std::io::Write;
+use std::ffi::OsString;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The session's one run, ready to replace this process.
 pub struct InPlace {
+    /// The program and its arguments, standard input set.
     cmd: Command,
+    /// What its environment changes from this process's (applied to this process as it is
+    /// replaced: the `exec` then passes the environment as it is, not a copy built from it).
+    env: Vec<(OsString, Option<OsString>)>,
     exe: PathBuf,
     /// The prefix in force as the run starts.
     pub prefix: InForce,
@@ -40,6 +45,15 @@ pub struct InPlace {
 impl InPlace {
     /// Replace this process with the program; returns only if that fails.
     pub fn exec(mut self) -> ServiceError {
+        for (k, v) in &self.env {
+            // This process has one thread (the front and the service run none beside the
+            // caller by the time a run replaces them), so nothing reads the environment while
+            // it changes.
+            match v {
+                Some(v) => std::env::set_var(k, v),
+                None => std::env::remove_var(k),
+            }
+        }
         let e = self.cmd.exec();
         spawn_err(&self.exe, e)
     }
@@ -54,12 +68,13 @@ impl Session {
     /// as the program opens it).
     pub fn in_place(&self) -> Result<Option<InPlace>, ServiceError> {
         let (Some(store), Some(prefix)) = (&self.input, &self.forced) else { return Ok(None) };
-        let mut cmd = self.base_command();
-        self.enforce_prefix(&mut cmd, store);
+        let mut cmd = self.program_command();
+        let mut env = self.base_env();
+        env.extend(self.enforce_env(store));
         match &self.stdin {
-            Stdin::Captured(_, StdinOrigin::Null) => {
-                cmd.stdin(Stdio::null());
-            }
+            // Already /dev/null (or closed, then opened on /dev/null as this process started):
+            // the program gets the same.
+            Stdin::Captured(_, StdinOrigin::Null) => {}
             Stdin::Captured(bytes, StdinOrigin::Pipe) => match filled_pipe(bytes).map_err(|e| spawn_err(&self.exe, e))? {
                 Some(read_end) => {
                     cmd.stdin(read_end);
@@ -77,7 +92,7 @@ impl Session {
             // What was read ahead, then the rest as it comes: a relay runs beside the program.
             Stdin::Relay(_) => return Ok(None),
         }
-        Ok(Some(InPlace { cmd, exe: self.exe.clone(), prefix: prefix.clone(), verifier: self.verifier.clone() }))
+        Ok(Some(InPlace { cmd, env, exe: self.exe.clone(), prefix: prefix.clone(), verifier: self.verifier.clone() }))
     }
 }
 

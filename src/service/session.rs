@@ -18,6 +18,7 @@ use super::store::{InputStore, ProgramStore};
 use super::{files, in_force, queue, worker, InForce, ServiceError};
 use crate::replay::ReplayError;
 use shared_proto::ProgramId;
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -274,24 +275,39 @@ impl Session {
     /// The command for one run, and what covers it.
     /// The program with its arguments, without this process's `IRS_*` variables.
     pub(super) fn base_command(&self) -> std::process::Command {
+        let mut cmd = self.program_command();
+        apply(&mut cmd, self.base_env());
+        cmd
+    }
+
+    /// The program with its arguments, in this process's environment.
+    pub(super) fn program_command(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(&self.exe);
         cmd.args(&self.args);
-        for (k, _) in std::env::vars_os() {
-            if k.to_str().is_some_and(input::is_irs_variable) {
-                cmd.env_remove(k);
-            }
-        }
-        if self.opts.chaos {
-            cmd.env("IRS_CHAOS", "1");
-        }
         cmd
+    }
+
+    /// What a run's environment changes from this process's: irs's own variables removed,
+    /// chaos asked for.
+    pub(super) fn base_env(&self) -> Vec<(OsString, Option<OsString>)> {
+        let mut env: Vec<(OsString, Option<OsString>)> =
+            std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(input::is_irs_variable)).map(|(k, _)| (k, None)).collect();
+        if self.opts.chaos {
+            env.push(("IRS_CHAOS".into(), Some("1".into())));
+        }
+        env
     }
 
     /// A verified run: under the prefix of `store`, every file it opens for reading compared
     /// with the verified one.
-    pub(super) fn enforce_prefix(&self, cmd: &mut std::process::Command, store: &InputStore) {
-        cmd.env("IRS_MODE", "enforce").env("IRS_PREFIX", store.segment()).env("IRS_DIVERGENCE", self.opts.reaction.name());
-        cmd.env(shared_proto::input_files::ENV_DIR, store.files_dir()).env(shared_proto::input_files::ENV_LIMIT, self.opts.capture_limit.to_string());
+    pub(super) fn enforce_env(&self, store: &InputStore) -> [(OsString, Option<OsString>); 5] {
+        [
+            ("IRS_MODE".into(), Some("enforce".into())),
+            ("IRS_PREFIX".into(), Some(store.segment().into())),
+            ("IRS_DIVERGENCE".into(), Some(self.opts.reaction.name().into())),
+            (shared_proto::input_files::ENV_DIR.into(), Some(store.files_dir().into())),
+            (shared_proto::input_files::ENV_LIMIT.into(), Some(self.opts.capture_limit.to_string().into())),
+        ]
     }
 
     fn command(&self, report: &std::path::Path) -> Result<(std::process::Command, Coverage), ServiceError> {
@@ -301,7 +317,7 @@ impl Session {
         let changed = self.input.as_ref().and_then(|s| files::changed(s, self.opts.capture_limit));
         let coverage = match (self.prefix(), &self.input, changed) {
             (Some(p), Some(store), None) => {
-                self.enforce_prefix(&mut cmd, store);
+                apply(&mut cmd, self.enforce_env(store));
                 Coverage::Verified(p)
             }
             (_, _, changed) => {
@@ -472,4 +488,14 @@ pub fn run_session(session: &Session, opts: &RunOptions, mut each: impl FnMut(&R
         out.push(report);
     }
     Ok(out)
+}
+
+/// Make `changes` (a variable set, or removed) to the environment `cmd` runs with.
+fn apply(cmd: &mut std::process::Command, changes: impl IntoIterator<Item = (OsString, Option<OsString>)>) {
+    for (k, v) in changes {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
 }

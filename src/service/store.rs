@@ -11,6 +11,12 @@
 //! directory and every input in it (`files::find`). The index is complete from the directory's
 //! creation on (it is created with it, atomically) or absent (a directory made by an earlier
 //! version): then every input is read, as before.
+//!
+//! Beside `input.json` (for people and tools), `input.bin` holds the same input in the project's
+//! binary encoding, written first: `irs run` reads it before every run, and parsing the JSON
+//! (the environment is in it) cost more than everything else `irs run` reads. An input without
+//! it (an earlier version's), or whose encoding does not decode (another version's), is read from
+//! its JSON.
 
 use super::input::{Input, InputKey};
 use shared_proto::ProgramId;
@@ -28,6 +34,17 @@ pub enum StoreError {
 
 fn write_err(p: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |e| StoreError::Write { path: p.display().to_string(), reason: e.to_string() }
+}
+
+/// What `input.bin` starts with: the encoding's version (another version's is not decoded).
+const INPUT_BIN_MAGIC: &[u8] = b"IRSINPUT1\n";
+
+fn encode_input(input: &Input) -> Vec<u8> {
+    [INPUT_BIN_MAGIC, &shared_proto::codec::encode(input)].concat()
+}
+
+fn decode_input(bytes: &[u8]) -> Option<Input> {
+    shared_proto::codec::decode(bytes.strip_prefix(INPUT_BIN_MAGIC)?).ok()
 }
 
 /// The store's root directory.
@@ -147,6 +164,10 @@ impl InputStore {
     pub fn input_file(&self) -> PathBuf {
         self.dir.join("input.json")
     }
+    /// The input in binary (see the module's documentation).
+    fn input_bin(&self) -> PathBuf {
+        self.dir.join("input.bin")
+    }
     pub fn stdin_file(&self) -> PathBuf {
         self.dir.join("stdin")
     }
@@ -172,6 +193,9 @@ impl InputStore {
     }
 
     pub fn load(&self) -> Result<Input, StoreError> {
+        if let Some(input) = std::fs::read(self.input_bin()).ok().and_then(|b| decode_input(&b)) {
+            return Ok(input);
+        }
         let path = self.input_file();
         let bytes = std::fs::read(&path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -224,6 +248,7 @@ impl InputStore {
             write_atomically(&self.stdin_file(), stdin)?;
         }
         self.index(input)?;
+        write_atomically(&self.input_bin(), &encode_input(input))?;
         let json = serde_json::to_vec_pretty(input).map_err(|e| StoreError::Write { path: self.input_file().display().to_string(), reason: e.to_string() })?;
         write_atomically(&self.input_file(), &json)
     }
@@ -265,6 +290,26 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use crate::service::input::{EnvSelection, FileContent, PinnedFile};
+
+    #[test]
+    fn an_input_is_read_from_its_binary_twin_and_from_its_json_without_one() {
+        let root = std::env::temp_dir().join(format!("irs-store-bin-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let program = ProgramStore { id: ProgramId(9), dir: root.clone() };
+        program.create().unwrap();
+        let input = Input::new(&["-c".into(), "x y".into()], vec![("LANG".into(), "C \"quoted\"".into())], EnvSelection::Only(vec!["LANG".into()]), b"bytes");
+        let store = program.input(input.key());
+        store.save(&input, b"bytes").unwrap();
+        assert!(store.input_bin().is_file() && store.input_file().is_file());
+        assert_eq!(store.load().unwrap(), input);
+        // Another version's encoding, or none: the JSON.
+        std::fs::write(store.input_bin(), b"IRSINPUT0\nsomething else").unwrap();
+        assert_eq!(store.load().unwrap(), input);
+        std::fs::remove_file(store.input_bin()).unwrap();
+        assert_eq!(store.load().unwrap(), input);
+        assert!(store.holds(&input, b"bytes"));
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn a_new_program_directory_indexes_its_inputs_by_base_and_an_old_one_does_not() {

@@ -24,12 +24,11 @@
 //! by policy (serialise the rest, stop, or release every constraint).
 
 use crate::sync::futex;
-use crate::program::program_info::ProgramInfo;
 use crate::thread::thread_flag;
 use crossbeam_utils::{Backoff, CachePadded};
 use parking_lot::Mutex;
 use shared_proto::prefix_segment::{PrefixView, PUBLISHED_OFFSET};
-use shared_proto::{SiteId, ThreadId};
+use shared_proto::{ProgramId, SiteId, ThreadId};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
@@ -57,13 +56,20 @@ struct Counter {
     handle: AtomicU64,
 }
 
+/// The latest published cutoff a run adopted: slot `seen - 1` of the log (the ones before it are
+/// larger, and were never needed).
+struct Adopted {
+    seen: usize,
+    cut: Vec<u32>,
+}
+
 struct Enforcer {
     view: PrefixView<'static>,
     /// The cutoff count in the mapping, raised by a live writer (release) after each append.
     published: &'static AtomicU32,
     counters: Box<[CachePadded<Counter>]>,
-    /// Validated cutoff vectors adopted so far; the last one is in force.
-    cuts: Mutex<Vec<Vec<u32>>>,
+    /// The cutoff in force, validated, and how many published cutoffs it stands for.
+    cuts: Mutex<Adopted>,
     released: AtomicBool,
     /// The cutoff in force is all zeros: final (cutoffs only shrink), nothing is constrained.
     all_free: AtomicBool,
@@ -72,7 +78,6 @@ struct Enforcer {
     /// `(creator, creation index)` of each thread of the trace, to its logical id.
     identities: HashMap<(u32, u32), u32>,
     watchdog: Duration,
-    sites: HashMap<SiteId, String>,
     /// Where to say that the run left the verified trace (`IRS_REPORT`, set by `irs run`).
     report: Option<std::path::PathBuf>,
 }
@@ -125,7 +130,7 @@ pub fn check_segment_owner(path: &Path) -> Result<(), String> {
 }
 
 /// Map the prefix at `path` and check it belongs to this program.
-pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Duration) -> Result<(), String> {
+pub fn init(program: ProgramId, path: &Path, policy: Divergence, watchdog: Duration) -> Result<(), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open the prefix {}: {e}", path.display()))?;
     let len = file.metadata().map_err(|e| e.to_string())?.len() as usize;
     if len < 64 {
@@ -142,7 +147,7 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
         }
         std::slice::from_raw_parts(p as *const u8, len)
     };
-    let view = PrefixView::parse_for_run(bytes, Some(program.program_id)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let view = PrefixView::parse_for_run(bytes, Some(program)).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: the offset is inside the validated header and 4-aligned in a page-aligned mapping.
     let published = unsafe { AtomicU32::from_ptr(bytes.as_ptr().add(PUBLISHED_OFFSET) as *mut u32) };
     let n = view.threads();
@@ -150,7 +155,7 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
         .map(|_| CachePadded::new(Counter { done: AtomicU32::new(0), parked: AtomicU32::new(0), started: AtomicBool::new(false), handle: AtomicU64::new(0) }))
         .collect();
     // The first cutoff, which `parse` checked; `with_cut` adopts (and checks) the others.
-    let cuts = vec![view.cutoff(0)];
+    let cuts = Adopted { seen: 1, cut: view.cutoff(0) };
     let mut identities = HashMap::new();
     for t in 1..n as u32 {
         let info = view.thread_info(ThreadId(t));
@@ -158,7 +163,6 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
             identities.insert((p.0, info.nth_child), t);
         }
     }
-    let sites = program.sites.iter().map(|(id, s)| (*id, format!("{} in {} at {}", s.kind.name(), s.function, s.location()))).collect();
     let e = Enforcer {
         view,
         published,
@@ -170,7 +174,6 @@ pub fn init(program: &ProgramInfo, path: &Path, policy: Divergence, watchdog: Du
         policy,
         identities,
         watchdog,
-        sites,
         report: std::env::var_os("IRS_REPORT").map(std::path::PathBuf::from),
     };
     ENFORCER.set(e).map_err(|_| "ENFORCE started twice".to_string())?;
@@ -286,17 +289,19 @@ fn with_cut<R>(e: &Enforcer, p: u32, f: impl FnOnce(&[u32]) -> R) -> R {
     static REFUSED: AtomicBool = AtomicBool::new(false);
     let mut cuts = e.cuts.lock();
     let p = if REFUSED.load(Ordering::Relaxed) { 0 } else { (p as usize).min(e.view.capacity()) };
-    while cuts.len() < p {
-        let i = cuts.len();
+    // Straight to the latest: cutoffs only shrink, so it is the one to run under, and checking
+    // it alone keeps a start under a long verification's log (hundreds of cutoffs) as cheap as
+    // under a short one.
+    if cuts.seen < p {
+        let i = p - 1;
         let refused = match e.view.cutoff_checked(i) {
             Err(err) => Some(err.to_string()),
             Ok(next) => {
-                let prev = cuts.last().expect("a prefix has a first cutoff");
                 let rows_ok = next.iter().enumerate().all(|(t, c)| *c <= e.view.thread_rows(ThreadId(t as u32)));
-                if !rows_ok || next.iter().zip(prev).any(|(a, b)| a > b) {
-                    Some("it is larger than the one before or out of range".to_string())
+                if !rows_ok || next.iter().zip(&cuts.cut).any(|(a, b)| a > b) {
+                    Some("it is larger than the one in force or out of range".to_string())
                 } else {
-                    cuts.push(next);
+                    *cuts = Adopted { seen: p, cut: next };
                     None
                 }
             }
@@ -304,10 +309,9 @@ fn with_cut<R>(e: &Enforcer, p: u32, f: impl FnOnce(&[u32]) -> R) -> R {
         if let Some(why) = refused {
             REFUSED.store(true, Ordering::Relaxed);
             eprintln!("irs-runtime: ignoring published cutoff {i} and any after it: {why}; the prefix in force stays");
-            break;
         }
     }
-    let current = cuts.last().expect("a prefix has a first cutoff");
+    let current = &cuts.cut;
     if current.iter().all(|c| *c == 0) {
         // Release: a thread that sees the flag also sees that nothing is to be waited for.
         e.all_free.store(true, Ordering::Release);
@@ -394,7 +398,7 @@ fn report_once(e: &Enforcer, line: &str) {
 /// The run left the verified trace at `(t, k)`: report it (once), then react by the policy.
 /// Returns whether the calling thread is serialised from here on.
 fn diverge(e: &Enforcer, t: u32, k: u32, got: Option<SiteId>, expected: Option<SiteId>) -> bool {
-    let name = |s: Option<SiteId>| s.and_then(|s| e.sites.get(&s).cloned()).unwrap_or_else(|| "the thread's end".into());
+    let name = |s: Option<SiteId>| s.and_then(crate::program::program_info::site_description).unwrap_or_else(|| "the thread's end".into());
     report_once(e, &format!("left the verified trace at T{t}#{k}: it does {}, the trace did {}; {}", name(got), name(expected), reaction_text(e.policy)));
     // No thread has passed its barrier (this one has not completed its part of the cutoff), so
     // every thread of the run still calls back: all can take part in a serialisation.

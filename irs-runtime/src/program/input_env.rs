@@ -17,15 +17,43 @@
 use crate::mode::{self, Mode};
 use shared_proto::input_env::EnvCaptures;
 use shared_proto::SiteId;
-use std::collections::HashMap;
 use std::ffi::{c_char, CStr};
-use std::os::unix::ffi::OsStringExt;
 use std::sync::{Mutex, OnceLock};
+
+/// The environment the program was started with: its `NAME=value` entries, each followed by a
+/// NUL, copied in one buffer (one allocation at start; a program reads few variables, each
+/// found by a scan).
+struct InitialEnv(Vec<u8>);
+
+impl InitialEnv {
+    fn now() -> InitialEnv {
+        extern "C" {
+            static environ: *const *const c_char;
+        }
+        let mut all = Vec::with_capacity(4096);
+        // SAFETY: called at start-up, while only `main` exists and before the program runs, so
+        // nothing changes the environment meanwhile; `environ` is the C library's array of
+        // NUL-terminated entries, ended by a null pointer.
+        unsafe {
+            let mut entry = environ;
+            while !entry.is_null() && !(*entry).is_null() {
+                all.extend_from_slice(CStr::from_ptr(*entry).to_bytes_with_nul());
+                entry = entry.add(1);
+            }
+        }
+        InitialEnv(all)
+    }
+
+    /// The value `name` had (`None`: it was not set).
+    fn get(&self, name: &[u8]) -> Option<&[u8]> {
+        self.0.split(|b| *b == 0).find_map(|e| e.strip_prefix(name)?.strip_prefix(b"="))
+    }
+}
 
 struct Config {
     captures: EnvCaptures,
     /// The environment the program was started with (what its input is).
-    initial: HashMap<Vec<u8>, Vec<u8>>,
+    initial: InitialEnv,
     /// Variables checked already under ENFORCE (each is checked once per run).
     checked: Mutex<Vec<Vec<u8>>>,
 }
@@ -37,7 +65,7 @@ static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
 pub fn init() {
     CONFIG.get_or_init(|| {
         let dir = std::env::var_os(shared_proto::input_files::ENV_DIR).filter(|d| !d.is_empty())?;
-        let initial = std::env::vars_os().map(|(k, v)| (k.into_vec(), v.into_vec())).collect();
+        let initial = InitialEnv::now();
         Some(Config { captures: EnvCaptures::in_files_dir(std::path::Path::new(&dir)), initial, checked: Mutex::new(Vec::new()) })
     });
 }
@@ -57,7 +85,7 @@ fn read(cfg: &Config, name: &[u8], site: u64) {
     if name.starts_with(b"IRS_") {
         return;
     }
-    let initial = cfg.initial.get(name).map(Vec::as_slice);
+    let initial = cfg.initial.get(name);
     match mode::get() {
         Mode::Explore => {
             if cfg.captures.lookup(name).is_none() {

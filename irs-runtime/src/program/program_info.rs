@@ -25,30 +25,55 @@ pub struct ProgramInfo {
     pub problems: Vec<String>,
 }
 
+/// This process's module records, as the pass embedded them.
+fn records_of_this_process() -> Vec<ModuleDescriptor> {
+    // SAFETY: the glue returns the linker's section bounds (or null when there is none).
+    let (begin, end) = unsafe { (__irs_modules_begin(), __irs_modules_end()) };
+    if begin.is_null() || end.is_null() || (end as usize) < (begin as usize) {
+        return Vec::new();
+    }
+    let len = end as usize - begin as usize;
+    let mut records = Vec::new();
+    let mut off = 0;
+    while off + MODULE_DESCRIPTOR_SIZE <= len {
+        // SAFETY: `begin + off .. + size` lies inside the section; read_unaligned copes with
+        // any alignment. The fields are validated before any pointer in them is followed.
+        let d: ModuleDescriptor = unsafe { std::ptr::read_unaligned(begin.add(off) as *const ModuleDescriptor) };
+        records.push(d);
+        off += MODULE_DESCRIPTOR_SIZE;
+    }
+    records
+}
+
+/// A record of this irs's format, whose module hash is part of the program's id.
+fn current_format(d: &ModuleDescriptor) -> bool {
+    d.magic == MODULE_MAGIC && d.version == MODULE_FORMAT_VERSION
+}
+
+/// The program's id: the hash of its modules' hashes, from every record of this irs's format
+/// (as `irs` computes it from the binary's file, `irs_instrument::instrumented_binary`). No
+/// site table is read: a production run under a prefix needs only this at its start, and
+/// decoding every site of a real program cost milliseconds there.
+pub fn program_id_of_this_process() -> ProgramId {
+    id_of(&records_of_this_process())
+}
+
+fn id_of(records: &[ModuleDescriptor]) -> ProgramId {
+    let mut h = StableHasher::default();
+    for d in records.iter().filter(|d| current_format(d)) {
+        h.write_u64(d.module_hash);
+    }
+    ProgramId(h.finish())
+}
+
 impl ProgramInfo {
-    /// Read this process's own module records.
+    /// Read this process's own module records, their site tables included.
     pub fn of_this_process() -> ProgramInfo {
-        // SAFETY: the glue returns the linker's section bounds (or null when there is none).
-        let (begin, end) = unsafe { (__irs_modules_begin(), __irs_modules_end()) };
-        if begin.is_null() || end.is_null() || (end as usize) < (begin as usize) {
-            return ProgramInfo::default();
-        }
-        let len = end as usize - begin as usize;
-        let mut records = Vec::new();
-        let mut off = 0;
-        while off + MODULE_DESCRIPTOR_SIZE <= len {
-            // SAFETY: `begin + off .. + size` lies inside the section; read_unaligned copes with
-            // any alignment. The fields are validated before any pointer in them is followed.
-            let d: ModuleDescriptor = unsafe { std::ptr::read_unaligned(begin.add(off) as *const ModuleDescriptor) };
-            records.push(d);
-            off += MODULE_DESCRIPTOR_SIZE;
-        }
-        ProgramInfo::from_records(&records)
+        ProgramInfo::from_records(&records_of_this_process())
     }
 
     fn from_records(records: &[ModuleDescriptor]) -> ProgramInfo {
-        let mut info = ProgramInfo::default();
-        let mut h = StableHasher::default();
+        let mut info = ProgramInfo { program_id: id_of(records), ..ProgramInfo::default() };
         for (i, d) in records.iter().enumerate() {
             if d.magic != MODULE_MAGIC {
                 info.problems.push(format!("module record {i}: bad magic"));
@@ -76,7 +101,6 @@ impl ProgramInfo {
                     continue;
                 }
             };
-            h.write_u64(d.module_hash);
             let tag = sites.module_tag();
             for (j, g) in sites.globals.iter().enumerate() {
                 // SAFETY: `globals` holds `n_globals` pointers (checked against the table).
@@ -87,7 +111,6 @@ impl ProgramInfo {
             }
             info.sites.extend(sites.sites.into_iter().enumerate().map(|(j, s)| (SiteId::new(tag, j as u32), s)));
         }
-        info.program_id = ProgramId(h.finish());
         info
     }
 }
@@ -135,9 +158,19 @@ pub fn global_name(addr: u64) -> Option<String> {
     GLOBALS.get_or_init(|| shared_proto::symbolizer::Symbolizer::new(ProgramInfo::of_this_process().globals)).name(addr)
 }
 
+/// The program's sites, read from its tables on first use (by a message).
+fn site(id: SiteId) -> Option<&'static SiteInfo> {
+    static SITES: std::sync::OnceLock<std::collections::HashMap<SiteId, SiteInfo>> = std::sync::OnceLock::new();
+    SITES.get_or_init(|| ProgramInfo::of_this_process().sites.into_iter().collect()).get(&id)
+}
+
 /// Where site `id` is and what it does (`call pthread_cond_wait`), for messages.
 pub fn site_text(id: SiteId) -> (String, String) {
-    static SITES: std::sync::OnceLock<std::collections::HashMap<SiteId, (String, String)>> = std::sync::OnceLock::new();
-    let sites = SITES.get_or_init(|| ProgramInfo::of_this_process().sites.into_iter().map(|(id, s)| (id, (s.location(), s.target.clone()))).collect());
-    sites.get(&id).cloned().unwrap_or_else(|| (format!("site {:#x}", id.0), String::new()))
+    site(id).map(|s| (s.location(), s.target.clone())).unwrap_or_else(|| (format!("site {:#x}", id.0), String::new()))
+}
+
+/// What site `id` is, in which function, where (`call pthread_cond_wait in worker at
+/// pool.c:41:5`), for messages.
+pub fn site_description(id: SiteId) -> Option<String> {
+    site(id).map(|s| format!("{} in {} at {}", s.kind.name(), s.function, s.location()))
 }

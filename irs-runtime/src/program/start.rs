@@ -71,7 +71,6 @@ pub unsafe extern "C" fn __irs_start(
     };
     if mode == Mode::Enforce && serial_from_start {
         // No verification covers this run: one thread at a time from the start (`serial`).
-        let program = ProgramInfo::of_this_process();
         mode::set(mode);
         crate::enforce::serial::begin_at_start();
         let trace = std::env::var_os(TRACE_VAR);
@@ -79,7 +78,7 @@ pub unsafe extern "C" fn __irs_start(
             // SAFETY: only the main thread exists.
             unsafe { std::env::remove_var(TRACE_VAR) };
             // SAFETY: the arguments main received.
-            recorder::init(PathBuf::from(t), unsafe { argv_strings(argc, argv) }, program);
+            recorder::init(PathBuf::from(t), unsafe { argv_strings(argc, argv) }, ProgramInfo::of_this_process());
             process_exit::install();
         }
         thread_flag::set_active(true);
@@ -96,10 +95,11 @@ pub unsafe extern "C" fn __irs_start(
             Some(other) => fail(&format!("unknown {DIVERGENCE_VAR}={other:?} (expected serial, stop or free)")),
         };
         let watchdog = std::env::var("IRS_WATCHDOG_MS").ok().and_then(|v| v.parse().ok()).map(Duration::from_millis).unwrap_or(Duration::from_secs(5));
-        let program = ProgramInfo::of_this_process();
+        // Only the id: the site tables are read when a message needs them.
+        let program = crate::program::program_info::program_id_of_this_process();
         // `IRS_PREFIX=installed`: the segment installed for this program id.
         let path = if path == "installed" {
-            let seg = shared_proto::prefix_segment::segment_path(program.program_id);
+            let seg = shared_proto::prefix_segment::segment_path(program);
             if let Err(e) = enforcer::check_segment_owner(&seg) {
                 fail(&e);
             }
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn __irs_start(
         } else {
             path
         };
-        if let Err(e) = enforcer::init(&program, std::path::Path::new(&path), policy, watchdog) {
+        if let Err(e) = enforcer::init(program, std::path::Path::new(&path), policy, watchdog) {
             fail(&e);
         }
         mode::set(mode);
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn __irs_start(
             // SAFETY: only the main thread exists.
             unsafe { std::env::remove_var(TRACE_VAR) };
             // SAFETY: the arguments main received.
-            recorder::init(PathBuf::from(t), unsafe { argv_strings(argc, argv) }, program);
+            recorder::init(PathBuf::from(t), unsafe { argv_strings(argc, argv) }, ProgramInfo::of_this_process());
             process_exit::install();
         }
         if trace.is_none() {

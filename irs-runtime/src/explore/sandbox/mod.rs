@@ -79,7 +79,7 @@ pub fn enter() {
     // SAFETY: reading our own effective user id.
     let in_user_namespace = unsafe { libc::geteuid() } != 0;
     if let Some(captures) = std::env::var_os(shared_proto::input_files::ENV_DIR).filter(|d| !d.is_empty()) {
-        if let Err(e) = std::fs::create_dir_all(&captures) {
+        if let Err(e) = shared_proto::input_files::FileCaptures::new(&captures).ensure_dir() {
             fail(&format!("the captures' directory {}: {e}", std::path::Path::new(&captures).display()));
         }
     }
