@@ -199,6 +199,47 @@ fn a_file_opened_before_the_first_allocation_leaves_the_heap_alone() {
     }
 }
 
+/// Variables read (one set, one not, or the environment whole): the execution that reads them
+/// first keeps them with the verified input, and must leave the heap as the later ones do. The
+/// program makes what its heap statistics say after the reads (`mallinfo2`: chunks kept for
+/// reuse count as in use) an address it writes, so two runs whose heaps differ part there (pigz
+/// reads `GZIP` and `PIGZ`, then allocates its locks: its two runs of one schedule differed).
+const READS_VARIABLES_THEN_ALLOCATES: &str = r#"
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+extern char **environ;
+int x, slots[64];
+void *t(void *a) { x = 1; return 0; }
+int main(void) {
+  struct mallinfo2 a = mallinfo2();
+  const char *set = getenv("TEST_MODE_SET"), *unset = getenv("TEST_UNSET_VAR");
+  int n = 0;
+  if (set && set[0] == 'w') for (char **e = environ; *e; e++) n++;
+  struct mallinfo2 b = mallinfo2();
+  long d = (long)(b.uordblks - a.uordblks) + 3 * (long)(b.ordblks - a.ordblks) + 7 * (long)(b.arena - a.arena);
+  slots[(unsigned long)d % 64] = 1;
+  pthread_t th; pthread_create(&th, 0, t, 0);
+  x = 2;
+  pthread_join(th, 0);
+  printf("%s %d %d\n", set ? set : "-", unset != 0, n > 0);
+  return 0;
+}
+"#;
+
+#[test]
+fn variables_read_before_the_first_allocation_leave_the_heap_alone() {
+    let d = scratch("determinism/getenv");
+    let prog = build(&d, "reads_env", READS_VARIABLES_THEN_ALLOCATES);
+    for way in WAYS {
+        for env in [&[("TEST_MODE_SET", "fast")][..], &[("TEST_MODE_SET", "whole")][..]] {
+            let o = verify(&d, way, &prog, &[], env);
+            assert_eq!(verdict(&o), "safe", "{way:?} {env:?}: {}\n{}", o.stdout, o.stderr);
+        }
+    }
+}
+
 /// A thread polls a flag, sleeping between reads, until `main` sets it after sleeping itself.
 /// With `LONG`, every sleep is 1000 s: the verification ends within the test's time limit only
 /// if sleeps cost nothing in EXPLORE.

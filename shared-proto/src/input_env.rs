@@ -41,6 +41,11 @@ impl EnvCaptures {
         self.files.dir()
     }
 
+    /// The captures as files, by variable name.
+    pub fn files(&self) -> &FileCaptures {
+        &self.files
+    }
+
     /// The value the verification read for `name`, if it read it (`Some(None)`: not set).
     pub fn lookup(&self, name: &[u8]) -> Option<Value> {
         match self.files.lookup(Path::new(std::ffi::OsStr::from_bytes(name)))? {

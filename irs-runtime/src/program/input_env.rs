@@ -88,7 +88,13 @@ fn read(cfg: &Config, name: &[u8], site: u64) {
     let initial = cfg.initial.get(name);
     match mode::get() {
         Mode::Explore => {
-            if cfg.captures.lookup(name).is_none() {
+            // Looked up without allocating and kept by a child process: the first execution to
+            // read the variable must leave the program's heap as every later one does.
+            use std::os::unix::ffi::OsStrExt;
+            let key = std::path::Path::new(std::ffi::OsStr::from_bytes(name));
+            if !crate::program::input_files::captured_in_place(cfg.captures.files(), key)
+                && !crate::program::input_files::aside(|| cfg.captures.record(name, initial).is_ok())
+            {
                 if let Err(e) = cfg.captures.record(name, initial) {
                     unsupported(site, format!("the variable {} cannot be kept in {} ({e})", String::from_utf8_lossy(name), cfg.captures.dir().display()));
                 }
@@ -152,6 +158,9 @@ pub extern "C" fn __irs_environ_read(site: u64) {
     let Some(cfg) = config() else { return };
     match mode::get() {
         Mode::Explore => {
+            if cfg.captures.whole() || crate::program::input_files::aside(|| cfg.captures.record_whole().is_ok()) {
+                return;
+            }
             if let Err(e) = cfg.captures.record_whole() {
                 unsupported(site, format!("the environment cannot be marked as read in {} ({e})", cfg.captures.dir().display()));
             }

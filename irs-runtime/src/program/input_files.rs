@@ -77,26 +77,42 @@ fn fixed_device(path: &Path) -> bool {
 /// Room for the path of a capture's file (the directory, a 16-digit name and a suffix).
 const CAPTURE_PATH_MAX: usize = 4096;
 
+/// Write `<dir>/<entry name of key><suffix>` and a NUL into `buf`; `false` when it does not fit.
+fn entry_path(buf: &mut [u8; CAPTURE_PATH_MAX], dir: &[u8], key: &Path, suffix: &[u8]) -> bool {
+    let name = input_files::entry_name_bytes(key);
+    let base = dir.len() + 1 + name.len();
+    if base + suffix.len() + 1 > buf.len() {
+        return false;
+    }
+    buf[..dir.len()].copy_from_slice(dir);
+    buf[dir.len()] = b'/';
+    buf[dir.len() + 1..base].copy_from_slice(&name);
+    buf[base..base + suffix.len()].copy_from_slice(suffix);
+    buf[base + suffix.len()] = 0;
+    true
+}
+
+/// Does the NUL-terminated path in `buf` exist?
+fn exists(buf: &[u8; CAPTURE_PATH_MAX]) -> bool {
+    // SAFETY: `buf` holds a NUL-terminated path (`entry_path`).
+    unsafe { libc::access(buf.as_ptr() as *const c_char, libc::F_OK) == 0 }
+}
+
+/// Whether `captures` holds an entry for `key` (a file's path, a variable's name), found with no
+/// allocation: in EXPLORE, whether this execution is the first to read it must not show in the
+/// program's heap.
+pub fn captured_in_place(captures: &FileCaptures, key: &Path) -> bool {
+    let mut buf = [0u8; CAPTURE_PATH_MAX];
+    let dir = captures.dir().as_os_str().as_bytes();
+    [&b".data"[..], b".none"].into_iter().any(|suffix| entry_path(&mut buf, dir, key, suffix) && exists(&buf))
+}
+
 /// What the captures say of `path`, found with no allocation (`shared_proto::input_files`
 /// names a capture's files by the stable hash of the path): `None` if there is no capture (or
 /// its name does not fit).
 fn lookup_in_place(cfg: &Config, path: &Path, flags: c_int, buf: &mut [u8; CAPTURE_PATH_MAX]) -> Option<Decision> {
     let dir = cfg.captures.dir().as_os_str().as_bytes();
-    let name = input_files::entry_name_bytes(path);
-    let base = dir.len() + 1 + name.len();
-    if base + ".data".len() + 1 > buf.len() {
-        return None;
-    }
-    buf[..dir.len()].copy_from_slice(dir);
-    buf[dir.len()] = b'/';
-    buf[dir.len() + 1..base].copy_from_slice(&name);
-    let probe = |buf: &mut [u8; CAPTURE_PATH_MAX], suffix: &[u8]| {
-        buf[base..base + suffix.len()].copy_from_slice(suffix);
-        buf[base + suffix.len()] = 0;
-        // SAFETY: `buf` holds a NUL-terminated path (just written).
-        unsafe { libc::access(buf.as_ptr() as *const c_char, libc::F_OK) == 0 }
-    };
-    if probe(buf, b".data") {
+    if entry_path(buf, dir, path, b".data") && exists(buf) {
         // SAFETY: a NUL-terminated path, as just probed; the descriptor is the caller's.
         let fd = unsafe { libc::open(buf.as_ptr() as *const c_char, libc::O_RDONLY | (flags & libc::O_CLOEXEC)) };
         if fd < 0 {
@@ -106,7 +122,7 @@ fn lookup_in_place(cfg: &Config, path: &Path, flags: c_int, buf: &mut [u8; CAPTU
         crate::program::input_stat::served_copy(fd, path.to_path_buf());
         return Some(Decision::Serve(fd));
     }
-    probe(buf, b".none").then_some(Decision::Fail(libc::ENOENT))
+    (entry_path(buf, dir, path, b".none") && exists(buf)).then_some(Decision::Fail(libc::ENOENT))
 }
 
 /// Serve the capture `data` of the file at `original` (`fstat` on it describes the original:
@@ -174,13 +190,20 @@ fn explore(cfg: &Config, path: &Path, flags: c_int, site: u64, call: &str) -> De
 /// so a capture taken in the execution would give the program other addresses after it than a
 /// later execution gets (the two runs of one schedule would differ).
 fn capture_aside(cfg: &Config, path: &Path) -> bool {
+    aside(|| matches!(input_files::read_input_file(path, cfg.limit), Ok(bytes) if cfg.captures.record(path, bytes.as_deref()).is_ok()))
+}
+
+/// Run `work` in a child process (whether it succeeded): in EXPLORE, what allocates in the
+/// program's heap only in the first execution that needs it (taking a capture) leaves the heap
+/// as every later execution has it.
+pub fn aside(work: impl FnOnce() -> bool) -> bool {
     // SAFETY: one OS thread runs an execution (every logical thread is a fiber), so fork is
-    // safe; the child only reads the file, writes its capture and leaves with `_exit`, running
-    // none of the program's exit handlers.
+    // safe; the child only does `work` (reading and writing files) and leaves with `_exit`,
+    // running none of the program's exit handlers.
     unsafe {
         let pid = libc::fork();
         if pid == 0 {
-            let ok = matches!(input_files::read_input_file(path, cfg.limit), Ok(bytes) if cfg.captures.record(path, bytes.as_deref()).is_ok());
+            let ok = work();
             libc::_exit(if ok { 0 } else { 1 });
         }
         if pid < 0 {
