@@ -4,7 +4,10 @@
 //! round-robin: many preemptions); every prefix from all its constraints down to none (removing
 //! constraints from the end of the trace, as the verifier does) is measured against the plain
 //! build, side by side: each round runs the plain build and every prefix once, as separate
-//! processes, and the medians of the programs' own work times are compared.
+//! processes, and the medians of the programs' own work times are compared: what a program
+//! prints as `work_us=N` last (the IRS paper's programs time their threads' work), or, for a
+//! program that prints none (a real program, the synchronisation benchmarks), the wall time
+//! of its process, start-up included, as a user measures it.
 
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::{Options, Policy};
@@ -23,7 +26,7 @@ pub enum BenchError {
     Prefix(#[from] prefix_segment::PrefixError),
     #[error("{0}")]
     Io(String),
-    #[error("{program} printed no `work_us=` line (the benchmark programs print their work time last)")]
+    #[error("{program} printed no `work_us=` line where its plain build did")]
     NoWorkTime { program: String },
     #[error("{program} failed ({how}): {stderr}")]
     RunFailed { program: String, how: String, stderr: String },
@@ -54,13 +57,34 @@ pub struct Report {
     pub plain: Config,
     pub prefixes: Vec<Config>,
     pub total_constraints: usize,
+    pub measure: Measure,
 }
 
 fn work_us(stdout: &str) -> Option<f64> {
     stdout.lines().rev().find_map(|l| l.trim().strip_prefix("work_us=")).and_then(|v| v.trim().parse().ok())
 }
 
-fn run_once(exe: &Path, args: &[String], prefix: Option<&Path>) -> Result<(f64, bool), BenchError> {
+/// What a run's time is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// The `work_us=` the program prints.
+    Work,
+    /// The wall time of its process (it prints none).
+    Process,
+}
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Work => "work time",
+            Measure::Process => "process wall time",
+        }
+    }
+}
+
+/// One run's time in µs, by `measure` (`None`: the first run, which decides it), whether it
+/// left the verified trace, and the measure taken.
+fn run_once(exe: &Path, args: &[String], prefix: Option<&Path>, measure: Option<Measure>) -> Result<(f64, bool, Measure), BenchError> {
     let mut cmd = Command::new(exe);
     cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     for v in ["IRS_MODE", "IRS_TRACE", "IRS_CHAOS", "IRS_PREFIX"] {
@@ -69,14 +93,21 @@ fn run_once(exe: &Path, args: &[String], prefix: Option<&Path>) -> Result<(f64, 
     if let Some(p) = prefix {
         cmd.env("IRS_PREFIX", p);
     }
+    let started = std::time::Instant::now();
     let out = cmd.output().map_err(|e| BenchError::Io(format!("cannot run {}: {e}", exe.display())))?;
+    let wall_us = started.elapsed().as_secs_f64() * 1e6;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         return Err(BenchError::RunFailed { program: exe.display().to_string(), how: out.status.to_string(), stderr: stderr.lines().next().unwrap_or("").to_string() });
     }
-    let w = work_us(&stdout).ok_or_else(|| BenchError::NoWorkTime { program: exe.display().to_string() })?;
-    Ok((w, stderr.contains("left the verified trace")))
+    let left = stderr.contains("left the verified trace");
+    match (measure, work_us(&stdout)) {
+        (Some(Measure::Process), _) => Ok((wall_us, left, Measure::Process)),
+        (Some(Measure::Work) | None, Some(w)) => Ok((w, left, Measure::Work)),
+        (None, None) => Ok((wall_us, left, Measure::Process)),
+        (Some(Measure::Work), None) => Err(BenchError::NoWorkTime { program: exe.display().to_string() }),
+    }
 }
 
 /// The distinct cutoffs from all constraints down to none, at most `points` of them (always
@@ -138,19 +169,21 @@ pub fn overhead(
     }
     let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
     let total = runs * configs.len();
+    let mut measure = None;
     for round in 0..runs {
         for (i, file) in files.iter().enumerate() {
-            let (w, diverged) = match file {
-                None => run_once(plain, args, None)?,
-                Some(p) => run_once(&exe, args, Some(p))?,
+            let (w, diverged, m) = match file {
+                None => run_once(plain, args, None, measure)?,
+                Some(p) => run_once(&exe, args, Some(p), measure)?,
             };
+            measure = Some(m);
             configs[i].samples.push(w);
             configs[i].divergent += diverged as usize;
             progress(round * configs.len() + i + 1, total);
         }
     }
     let plain = configs.remove(0);
-    Ok(Report { plain, prefixes: configs, total_constraints })
+    Ok(Report { plain, prefixes: configs, total_constraints, measure: measure.unwrap_or(Measure::Work) })
 }
 
 impl Report {
@@ -160,8 +193,9 @@ impl Report {
 
     pub fn markdown(&self, name: &str, policy: &str) -> String {
         let mut s = format!(
-            "### {name} ({policy} first trace, {} constraints)\n\n| constraints | cutoff | median µs | overhead % |\n| ---: | --- | ---: | ---: |\n| plain | | {:.1} | |\n",
+            "### {name} ({policy} first trace, {} constraints)\n\n| constraints | cutoff | median µs ({}) | overhead % |\n| ---: | --- | ---: | ---: |\n| plain | | {:.1} | |\n",
             self.total_constraints,
+            self.measure.name(),
             self.plain.median()
         );
         for c in &self.prefixes {
