@@ -2,7 +2,7 @@
 //! exit, detach, self, yield and thread-specific keys (mutexes are `sync::mutex`). Each takes
 //! the site id as an extra last argument. In OFF mode they only call the real function.
 
-use crate::mode::{self, enforcing, explore, plain, Mode};
+use crate::mode::{self, enforcing, explore, Mode};
 use crate::enforce::event::{enforced, recording};
 use crate::enforce::enforcer;
 use crate::record::recorder;
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn __irs_pthread_create(
     if explore() {
         return scheduler::create(thread as *mut u64, routine, arg, site);
     }
-    if plain() {
+    if crate::enforce::relaxed::forwarded() {
         // SAFETY: forwarded unchanged from the caller.
         return unsafe { libc::pthread_create(thread, attr, routine, arg) };
     }
@@ -174,6 +174,10 @@ pub unsafe extern "C" fn __irs_pthread_create(
 pub unsafe extern "C" fn __irs_pthread_join(thread: libc::pthread_t, retval: *mut *mut c_void, site: u64) -> c_int {
     if explore() {
         return scheduler::join(thread as u64, retval, site);
+    }
+    if crate::enforce::relaxed::forwarded() {
+        // SAFETY: forwarded unchanged from the caller.
+        return unsafe { libc::pthread_join(thread, retval) };
     }
     if serial::mine() {
         // Serialised: a join is enabled once the thread has ended.

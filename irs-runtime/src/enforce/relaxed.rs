@@ -27,3 +27,12 @@ pub fn relaxed() -> bool {
     // Relaxed: see `decide`; the value never changes once threads exist.
     RELAXED.load(Ordering::Relaxed)
 }
+
+/// Nothing for irs to do but the C library's call: OFF, or a run relaxed from its start
+/// (nothing waits, is recorded or can be serialised): for the mutex operations (the C library's
+/// mutex is the one the other modes use too, around their events) and for creating and joining
+/// threads (a thread of such a run is free from its first event: it needs no identity in the
+/// verified trace, no counters, no part in a serialisation).
+pub fn forwarded() -> bool {
+    crate::mode::plain() || relaxed()
+}

@@ -7,18 +7,13 @@
 use crate::enforce::event::{enforced, recording};
 use crate::enforce::serial::{self, Op};
 use crate::explore::scheduler;
-use crate::mode::{explore, plain};
+use crate::mode::explore;
 use crate::record::recorder;
 use crate::sync::mutex_kind;
 use shared_proto::{EventKind, ObjectRef, SiteId};
 use std::ffi::c_int;
 
-/// Nothing for irs to do but the C library's call: OFF, or a run relaxed from its start
-/// (`enforce::relaxed`: nothing waits or is recorded, and the C library's mutex is the one the
-/// other modes use too, around their events).
-fn forwarded() -> bool {
-    plain() || crate::enforce::relaxed::relaxed()
-}
+use crate::enforce::relaxed::forwarded;
 
 /// # Safety
 /// Same contract as `pthread_mutex_init`.
