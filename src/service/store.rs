@@ -36,7 +36,9 @@ fn write_err(p: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |e| StoreError::Write { path: p.display().to_string(), reason: e.to_string() }
 }
 
-/// What `input.bin` starts with: the encoding's version (another version's is not decoded).
+/// What `input.bin` starts with: the encoding's version (another version's is not decoded, and
+/// its JSON is read instead). Change it whenever `Input` or a type in it changes: bincode does
+/// not describe the fields it writes.
 const INPUT_BIN_MAGIC: &[u8] = b"IRSINPUT1\n";
 
 fn encode_input(input: &Input) -> Vec<u8> {
