@@ -133,7 +133,7 @@ def real(a, out, d):
     md = []
     csv = d / "real.csv"
 
-    def build(src, cc, where):
+    def copy(src, where):
         shutil.copytree(src, where, ignore=shutil.ignore_patterns(".git"))
         return where
 
@@ -145,7 +145,7 @@ def real(a, out, d):
         (data / "input.txt").write_bytes((text * (1_000_000 // len(text) + 1))[:1_000_000])
         exes = {}
         for kind, cc in (("plain", "clang-14"), ("irs", f"{a.irs} cc")):
-            w = build(a.pigz, cc, d / f"pigz-{kind}")
+            w = copy(a.pigz, d / f"pigz-{kind}")
             subprocess.run(["make", "-s", "clean"], cwd=w, capture_output=True)
             sh(["make", "-s", f"CC={cc}"], cwd=w)
             exes[kind] = w / "pigz"
@@ -155,7 +155,7 @@ def real(a, out, d):
     if a.thpool:
         exes = {}
         for kind, cc in (("plain", "clang-14"), ("irs", f"{a.irs} cc")):
-            w = build(a.thpool, cc, d / f"thpool-{kind}")
+            w = copy(a.thpool, d / f"thpool-{kind}")
             sh([*cc.split(), "-O2", "-pthread", "-o", "example", "example.c", "thpool.c"], cwd=w)
             exes[kind] = w / "example"
         print("thpool example...", flush=True)

@@ -29,11 +29,11 @@ SRC = '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n'
 EXEC_SRC = '#include <unistd.h>\nint main(int c, char **v) { execv(v[1], v + 1); return 127; }\n'
 
 
-def timed(cmd, env):
+def timed(cmd, env, cwd=None):
     """Wall time and CPU time (user + system, of the command and every process it waited
     for), in ms."""
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     _, status, ru = os.wait4(p.pid, 0)
     wall = (time.perf_counter() - t) * 1e3
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -65,12 +65,7 @@ def main():
         src.write_text(SRC + f'__attribute__((used)) static const char which[] = "run_cost {i}";\n')
         subprocess.run([irs, "cc", "-O2", "-o", str(exe), str(src)], check=True, env=env)
         subprocess.run([irs, "run", "--", str(exe)], check=True, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while json.loads(subprocess.run([irs, "status", "--json", str(exe)], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL).stdout)["status"] != "finished":
-            if time.time() > deadline:
-                raise SystemExit("the verification did not finish in 120 s")
-            time.sleep(0.2)
-        st = json.loads(subprocess.run([irs, "status", "--json", str(exe)], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL).stdout)
+        st = wait_finished(irs, [str(exe)], env, None)
         assert st["constraints_in_force"] == 0, st
         cfgs.append((irs, exe, env))
     whats = ("plain", "exec floor", "irs run", "irs-full run")
@@ -137,12 +132,7 @@ def real_program(a):
     for _ in range(a.runs):
         for irs, cmd, env, _ in cfgs:
             for what, c in (("plain build", [str(plain), *cmd[1:]]), ("irs build", cmd), ("irs run", [irs, "run", "--", *cmd])):
-                t = time.perf_counter()
-                p = subprocess.Popen(c, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=d)
-                _, status, ru = os.wait4(p.pid, 0)
-                if os.waitstatus_to_exitcode(status) != 0:
-                    raise SystemExit(f"{c} failed")
-                times.setdefault((irs, what), []).append(((time.perf_counter() - t) * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3))
+                times.setdefault((irs, what), []).append(timed(c, env, d))
     print(f"pigz -c small.txt, {a.runs} rounds, interleaved; medians in ms (verification finished, no constraint in force); load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
     print("| irs | | plain build (clang) | irs build, direct | `irs run` | cost of `irs run` over the plain build | over the irs build |")
     print("|---|---|---|---|---|---|---|")

@@ -244,6 +244,13 @@ pub struct PrefixView<'a> {
     rows_checked: bool,
 }
 
+/// Which published cutoffs a parse checks.
+#[derive(Clone, Copy)]
+enum Slots {
+    All,
+    FirstAndLatest,
+}
+
 impl<'a> PrefixView<'a> {
     /// Validate every section and every cross-reference; `expected` checks the program id.
     pub fn parse(b: &'a [u8], expected: Option<ProgramId>) -> Result<PrefixView<'a>, PrefixError> {
@@ -316,7 +323,7 @@ impl<'a> PrefixView<'a> {
             return Err(corrupt("rows not covered by threads"));
         }
         if lazy {
-            v.check_first_and_latest_cutoffs()?;
+            v.check_cutoffs(Slots::FirstAndLatest)?;
             if v.cutoff(v.published() - 1).iter().all(|c| *c == 0) {
                 v.rows_checked = false;
                 return Ok(v);
@@ -342,51 +349,41 @@ impl<'a> PrefixView<'a> {
             }
         }
         if !lazy {
-            v.check_cutoffs()?;
+            v.check_cutoffs(Slots::All)?;
         }
         Ok(v)
     }
 
-    /// Every published cutoff verifies, lies within the threads' rows and is no larger than the
-    /// one before.
-    fn check_cutoffs(&self) -> Result<(), PrefixError> {
+    /// The published cutoffs of `slots` (`All`: every one; `FirstAndLatest`: what a run reads,
+    /// the first and the latest) each verify, lie within the threads' rows and are no larger
+    /// than the one checked before.
+    fn check_cutoffs(&self, slots: Slots) -> Result<(), PrefixError> {
         let (published, cap) = (self.published(), self.capacity);
         if published == 0 || published > cap {
             return Err(corrupt(format!("{published} published cutoffs in a log of {cap}")));
         }
+        let indices: Vec<usize> = match slots {
+            Slots::All => (0..published).collect(),
+            Slots::FirstAndLatest => [0, published - 1][..published.min(2)].to_vec(),
+        };
         let mut prev: Option<Vec<u32>> = None;
-        for i in 0..published {
-            let c = self.cutoff_checked(i)?;
-            if c.iter().enumerate().any(|(t, k)| *k > self.thread_rows(ThreadId(t as u32))) {
-                return Err(corrupt(format!("cutoff {i} reaches past the table")));
-            }
-            if prev.is_some_and(|p| c.iter().zip(p).any(|(a, b)| *a > b)) {
-                return Err(corrupt(format!("cutoff {i} is larger than the one before")));
-            }
-            prev = Some(c);
+        for i in indices {
+            prev = Some(self.cutoff_within(i, prev.as_deref())?);
         }
         Ok(())
     }
 
-    /// What a run reads of the log: the first cutoff and the latest, each checked, in range,
-    /// the latest no larger than the first. The ones between are never read by a run (it
-    /// adopts the latest; `check_cutoffs` is the full check).
-    fn check_first_and_latest_cutoffs(&self) -> Result<(), PrefixError> {
-        let (published, cap) = (self.published(), self.capacity);
-        if published == 0 || published > cap {
-            return Err(corrupt(format!("{published} published cutoffs in a log of {cap}")));
+    /// Cutoff `i` if its slot verifies, it lies within the threads' rows, and it is no larger
+    /// than `than` (the one before it, or the one in force).
+    pub fn cutoff_within(&self, i: usize, than: Option<&[u32]>) -> Result<Vec<u32>, PrefixError> {
+        let c = self.cutoff_checked(i)?;
+        if c.iter().enumerate().any(|(t, k)| *k > self.thread_rows(ThreadId(t as u32))) {
+            return Err(corrupt(format!("cutoff {i} reaches past the table")));
         }
-        let first = self.cutoff_checked(0)?;
-        let latest = self.cutoff_checked(published - 1)?;
-        for (i, c) in [(0, &first), (published - 1, &latest)] {
-            if c.iter().enumerate().any(|(t, k)| *k > self.thread_rows(ThreadId(t as u32))) {
-                return Err(corrupt(format!("cutoff {i} reaches past the table")));
-            }
+        if than.is_some_and(|p| c.iter().zip(p).any(|(a, b)| a > b)) {
+            return Err(corrupt(format!("cutoff {i} is larger than the one before")));
         }
-        if latest.iter().zip(&first).any(|(a, b)| a > b) {
-            return Err(corrupt(format!("cutoff {} is larger than the first", published - 1)));
-        }
-        Ok(())
+        Ok(c)
     }
 
     pub fn program_id(&self) -> ProgramId {
@@ -623,10 +620,10 @@ mod tests {
         let mut grown = b.clone();
         let sum = get64(&grown, TABLE_SUM);
         write_slot(&mut grown, &l, sum, 2, &[2, 2]);
-        assert!(matches!(PrefixView::parse_for_run(&grown, None), Err(PrefixError::Corrupt(m)) if m.contains("past the table") || m.contains("larger than the first")));
+        assert!(matches!(PrefixView::parse_for_run(&grown, None), Err(PrefixError::Corrupt(m)) if m.contains("past the table")));
         write_slot(&mut grown, &l, sum, 2, &[1, 1]);
         write_slot(&mut grown, &l, sum, 0, &[1, 0]);
-        assert!(matches!(PrefixView::parse_for_run(&grown, None), Err(PrefixError::Corrupt(m)) if m.contains("larger than the first")));
+        assert!(matches!(PrefixView::parse_for_run(&grown, None), Err(PrefixError::Corrupt(m)) if m.contains("cutoff 2 is larger than the one before")));
     }
 
     #[test]

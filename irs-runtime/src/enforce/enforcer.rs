@@ -294,21 +294,12 @@ fn with_cut<R>(e: &Enforcer, p: u32, f: impl FnOnce(&[u32]) -> R) -> R {
     // under a short one.
     if cuts.seen < p {
         let i = p - 1;
-        let refused = match e.view.cutoff_checked(i) {
-            Err(err) => Some(err.to_string()),
-            Ok(next) => {
-                let rows_ok = next.iter().enumerate().all(|(t, c)| *c <= e.view.thread_rows(ThreadId(t as u32)));
-                if !rows_ok || next.iter().zip(&cuts.cut).any(|(a, b)| a > b) {
-                    Some("it is larger than the one in force or out of range".to_string())
-                } else {
-                    *cuts = Adopted { seen: p, cut: next };
-                    None
-                }
+        match e.view.cutoff_within(i, Some(&cuts.cut)) {
+            Ok(next) => *cuts = Adopted { seen: p, cut: next },
+            Err(why) => {
+                REFUSED.store(true, Ordering::Relaxed);
+                eprintln!("irs-runtime: ignoring published cutoff {i} and any after it: {why}; the prefix in force stays");
             }
-        };
-        if let Some(why) = refused {
-            REFUSED.store(true, Ordering::Relaxed);
-            eprintln!("irs-runtime: ignoring published cutoff {i} and any after it: {why}; the prefix in force stays");
         }
     }
     let current = &cuts.cut;
