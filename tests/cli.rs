@@ -63,6 +63,48 @@ fn several_sources_and_separately_compiled_objects() {
     }
 }
 
+/// The shared libraries `exe` loads at its start (`NEEDED` entries), sorted.
+fn needed(exe: &std::path::Path) -> Vec<String> {
+    let out = run(Command::new("readelf").arg("-dW").arg(exe), None, T).unwrap();
+    assert!(out.status.success(), "readelf: {}", out.stderr);
+    let mut v: Vec<String> =
+        out.stdout.lines().filter(|l| l.contains("(NEEDED)")).filter_map(|l| Some(l.split_once('[')?.1.trim_end_matches(']').to_string())).collect();
+    v.sort();
+    v
+}
+
+/// Every shared library loaded is start-up time: an irs build loads what the plain build loads
+/// (the runtime's unwinder linked in, its system libraries only where used), what the program
+/// asks for (`-lm` for `sqrt`), and the shared unwinder when asked for.
+#[test]
+fn an_irs_build_loads_the_libraries_the_plain_build_loads() {
+    let d = scratch("cli/needed");
+    write(&d, "main.c", MAIN_C);
+    write(&d, "util.c", UTIL_C);
+    write(&d, "root.c", "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\nint main(int c, char **v) { printf(\"%.1f\\n\", sqrt(atof(c > 1 ? v[1] : \"16\"))); return 0; }\n");
+    for (name, srcs, extra) in [("threads", &["main.c", "util.c"][..], &[][..]), ("root", &["root.c"][..], &["-lm"][..])] {
+        let mut args: Vec<&str> = vec!["-O2", "-pthread", "-o"];
+        let plain_name = format!("{name}_plain");
+        let mut plain_args = args.clone();
+        plain_args.push(&plain_name);
+        plain_args.extend(srcs);
+        plain_args.extend(extra);
+        plain_cc(&d, &plain_args).unwrap();
+        args.push(name);
+        args.extend(srcs);
+        args.extend(extra);
+        irs_cc(&d, &args).unwrap();
+        let (irs_libs, plain_libs) = (needed(&d.join(name)), needed(&d.join(&plain_name)));
+        let extra_libs: Vec<&String> = irs_libs.iter().filter(|l| !plain_libs.contains(l) && !l.starts_with("ld-linux")).collect();
+        assert!(extra_libs.is_empty(), "{name}: the irs build loads {extra_libs:?} more than the plain build ({plain_libs:?})");
+        let (a, b) = (run(&mut Command::new(d.join(name)), None, T).unwrap(), run(&mut Command::new(d.join(&plain_name)), None, T).unwrap());
+        assert!(a.status.success() && a.stdout == b.stdout, "{name}: {} vs {}", a.stdout, b.stdout);
+    }
+    assert!(needed(&d.join("root")).iter().any(|l| l.starts_with("libm.")), "-lm kept where the program uses it");
+    irs_cc(&d, &["-O2", "-pthread", "-shared-libgcc", "-o", "shared_unwinder", "main.c", "util.c"]).unwrap();
+    assert!(needed(&d.join("shared_unwinder")).iter().any(|l| l.starts_with("libgcc_s")), "-shared-libgcc honoured");
+}
+
 #[test]
 fn clang_diagnostics_and_exit_code_pass_through() {
     let d = scratch("cli/diag");

@@ -82,7 +82,7 @@ fn joined_flag_dest(a: &str) -> Dest {
     }
     match a {
         "-static" | "-shared" | "-rdynamic" | "-pie" | "-no-pie" | "-nostdlib" | "-nostartfiles"
-        | "-nodefaultlibs" | "-s" => Dest::Link,
+        | "-nodefaultlibs" | "-s" | "-static-libgcc" | "-shared-libgcc" | "-static-libstdc++" => Dest::Link,
         "-pthread" => Dest::Common,
         _ if a.starts_with("-m") || a.starts_with("--target=") || a.starts_with("-fsanitize")
             || a.starts_with("-fprofile") || a.starts_with("--sysroot=") || a.starts_with("-flto") => Dest::Common,

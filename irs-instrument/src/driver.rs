@@ -184,6 +184,7 @@ pub fn run_cc(argv: &[String]) -> Result<i32, CcError> {
     link.push(s(&crate::runtime_archive::linkable(&runtime)));
     link.extend(toolchain::RUNTIME_SYSTEM_LIBS.iter().map(|l| l.to_string()));
     link.extend(toolchain::RUNTIME_LINK_FLAGS.iter().map(|l| l.to_string()));
+    link.extend(toolchain::unwinder_flags(&args.link_flags).iter().map(|l| l.to_string()));
     if let Some(o) = &args.output {
         link.extend(["-o".into(), s(o)]);
     }

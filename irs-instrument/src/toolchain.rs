@@ -40,8 +40,24 @@ pub fn runtime_lib() -> Result<PathBuf, String> {
     ))
 }
 
-/// The system libraries a Rust static library needs (`rustc --print native-static-libs`).
-pub const RUNTIME_SYSTEM_LIBS: &[&str] = &["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"];
+/// The system libraries a Rust static library needs (`rustc --print native-static-libs`),
+/// linked only where the program or the runtime uses them (`--as-needed`): each shared library
+/// loaded is start-up time that the plain build does not pay (libm alone about 60 µs a run on
+/// this machine: `benchmarks/irs_overhead/startup.py`).
+pub const RUNTIME_SYSTEM_LIBS: &[&str] = &["-Wl,--as-needed", "-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-Wl,--no-as-needed"];
+
+/// The unwinder the runtime's Rust code refers to (`_Unwind_*`: backtraces; it never unwinds,
+/// being built with `panic = "abort"`), linked into the program (`libgcc_eh`) rather than
+/// loaded as `libgcc_s.so` at every start, unless the program asks for the shared one or links
+/// C++ (whose library loads `libgcc_s` anyway, and one unwinder for all frames is safer).
+pub fn unwinder_flags(user_link_flags: &[String]) -> &'static [&'static str] {
+    let shared = user_link_flags.iter().any(|f| f == "-shared-libgcc" || f == "-lgcc_s" || f.starts_with("-lstdc++") || f.starts_with("-lc++"));
+    if shared {
+        &[]
+    } else {
+        &["-static-libgcc"]
+    }
+}
 
 /// Linker flags every instrumented program gets. `-z now` resolves every dynamic symbol at
 /// start-up: EXPLORE forks an execution from the fork server thousands of times a second, and
