@@ -14,6 +14,14 @@
  * putting 2 items (unless PRODUCERS/CONSUMERS/ITEMS are given). A consumer woken by a signal
  * does not re-check the ring, and another consumer that did not wait can take the item first
  * (the "stolen wake-up"): the woken consumer then takes from an empty ring.
+ *
+ * -DPROBE_RESUMED: a probe of whether a tool explores every run, not a bug of the buffer. It
+ * asserts what some runs of the correct program falsify: that a consumer never finds the ring
+ * full after a producer that had to wait has put an item. Those runs are the ones in which the
+ * woken producer relocks the mutex before the consumer's next critical section, whose signal
+ * to not_full finds nobody waiting; a tool that orders a woken thread's relock after the
+ * condition variable's last signal, rather than after the signal that woke it, never tries them
+ * (expected verdict: violation).
  */
 #include <assert.h>
 #include <pthread.h>
@@ -55,12 +63,24 @@ static pthread_cond_t not_full, not_empty;
 static int ring[CAPACITY];
 static int head, tail, count; /* take at head, put at tail */
 static long taken_sum[CONSUMERS];
+#ifdef PROBE_RESUMED
+static int resumed; /* a producer that had to wait has put an item */
+#endif
 
 static void put(int item) {
     pthread_mutex_lock(&m);
-    WAIT_WHILE (count == CAPACITY)
+    int waited = 0;
+    WAIT_WHILE (count == CAPACITY) {
+        waited = 1;
         pthread_cond_wait(&not_full, &m);
+    }
     assert(count < CAPACITY && "put into a full ring");
+#ifdef PROBE_RESUMED
+    if (waited)
+        resumed = 1;
+#else
+    (void)waited;
+#endif
     ring[tail] = item;
     tail = (tail + 1) % CAPACITY;
     count++;
@@ -73,6 +93,9 @@ static int take(void) {
     WAIT_WHILE (count == 0)
         pthread_cond_wait(&not_empty, &m);
     assert(count > 0 && "take from an empty ring");
+#ifdef PROBE_RESUMED
+    assert(!(resumed && count == CAPACITY) && "probe: a consumer finds the ring full after a producer resumed");
+#endif
     int item = ring[head];
     head = (head + 1) % CAPACITY;
     count--;
