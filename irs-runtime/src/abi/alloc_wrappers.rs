@@ -9,6 +9,10 @@
 //! (the thread's fast-path flag on) and is dependent with the other threads' accesses to the
 //! block and their operations on mutexes in it. Its size is the C library's usable size of the
 //! block, the same in every mode.
+//!
+//! In EXPLORE a freed block of the program's heap stays allocated in the C library for the rest
+//! of the execution (`scheduler::freed`: a later use of it is reported as a use after free),
+//! and `realloc` of one allocates the new block, copies and frees the old one so.
 
 use crate::abi::callbacks::{__irs_after, __irs_before};
 use crate::explore::scheduler;
@@ -64,18 +68,53 @@ unsafe fn releasing<R>(p: *mut c_void, site: u64, release: impl FnOnce() -> R) -
     r
 }
 
+/// After a free's event in EXPLORE: free the block in the C library unless the execution keeps
+/// it; a block freed before is a double free (reported here only where the event did not:
+/// a thread without events).
+fn released(p: *mut c_void, how: scheduler::Release) {
+    match how {
+        scheduler::Release::Keep => {}
+        // SAFETY: a live block of the allocator, not one the scheduler keeps.
+        scheduler::Release::Forward => unsafe { libc::free(p) },
+        scheduler::Release::Again(message) => scheduler::violation(shared_proto::ViolationKind::Abort, &message),
+    }
+}
+
 /// # Safety
 /// Same contract as `realloc`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_realloc(old: *mut c_void, size: usize, site: u64) -> *mut c_void {
+    if explore() && !old.is_null() && scheduler::is_heap_block(old) {
+        // A moved or resized block is a new allocation of the thread that resized it; the old
+        // one is freed as by `free` (kept by the execution). `realloc(p, 0)` frees `p` and
+        // returns null, as glibc's does.
+        // SAFETY: `old` is a live block of the allocator (the scheduler's heap map says so).
+        let (p, how) = unsafe {
+            releasing(old, site, || {
+                // SAFETY: as above; `malloc` and a copy of what both blocks hold.
+                let p = if size == 0 { std::ptr::null_mut() } else { libc::malloc(size) };
+                if size != 0 && p.is_null() {
+                    return (p, None);
+                }
+                if !p.is_null() {
+                    let n = libc::malloc_usable_size(old).min(size);
+                    std::ptr::copy_nonoverlapping(old as *const u8, p as *mut u8, n);
+                    scheduler::allocated(p, size);
+                }
+                (p, Some(scheduler::freed(old)))
+            })
+        };
+        if let Some(how) = how {
+            released(old, how);
+        }
+        return p;
+    }
     // SAFETY: `old` is null or a live block, per `realloc`'s contract.
     unsafe {
         releasing(old, site, || {
             // SAFETY: forwarded unchanged.
             let p = libc::realloc(old, size);
             if explore() && !p.is_null() {
-                // A moved or resized block is a new allocation of the thread that resized it.
-                scheduler::freed(old);
                 scheduler::allocated(p, size);
             }
             p
@@ -87,12 +126,15 @@ pub unsafe extern "C" fn __irs_realloc(old: *mut c_void, size: usize, site: u64)
 /// Same contract as `free`.
 #[no_mangle]
 pub unsafe extern "C" fn __irs_free(p: *mut c_void, site: u64) {
+    if explore() {
+        // SAFETY: `p` is null or a live block, per `free`'s contract.
+        let how = unsafe { releasing(p, site, || scheduler::freed(p)) };
+        released(p, how);
+        return;
+    }
     // SAFETY: `p` is null or a live block, per `free`'s contract.
     unsafe {
         releasing(p, site, || {
-            if explore() {
-                scheduler::freed(p);
-            }
             // SAFETY: forwarded unchanged.
             libc::free(p)
         })

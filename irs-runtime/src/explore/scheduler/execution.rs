@@ -83,6 +83,8 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         policy: c.policy,
         heap: BTreeMap::new(),
         freed: BTreeMap::new(),
+        quarantine: Default::default(),
+        quarantined: 0,
         keys: Vec::new(),
         clock_base: monotonic_micros(),
         paused_at: 0,

@@ -3,11 +3,19 @@
 //! statically; an internal object after its primitive), and accesses as visible operations.
 //!
 //! An allocation or a free is not a visible operation: [`allocated`] and [`freed`] must never
-//! make a decision or record an event (they only name memory).
+//! make a decision or record an event (they only name memory; the free's event is the
+//! caller's).
+//!
+//! Freed memory: a block of the program's heap that is freed stays allocated in the C library
+//! for the rest of the execution (up to [`QUARANTINE_BYTES`]), so that no later allocation, the
+//! C library's own included, can lie where it was; an access to it, a free of it again, or an
+//! operation on a mutex in it is then what it is, a use after free, and ends the execution as a
+//! violation (after its event, which the free's event is dependent with). Each execution is a
+//! process of its own: what it keeps is gone with it.
 
 use super::decision::{done, grant_op};
 use super::{with, Scheduler};
-use shared_proto::{sync_object, AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId};
+use shared_proto::{sync_object, AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::ffi::c_void;
 
 impl Scheduler {
@@ -88,25 +96,98 @@ pub(super) fn freed_block(s: &Scheduler, addr: u64) -> Option<(Freed, LogicalAdd
     (addr < b + f.size.max(1)).then_some((f, LogicalAddr { region: f.region, offset: addr - b }))
 }
 
-pub fn freed(p: *mut c_void) {
-    if !p.is_null() {
-        // A mutex in the block (destroyed while locked, as glibc allows) is gone with it: a
-        // later block at the same address holds other objects (named by their block, DESIGN §3).
-        with(|s| {
-            if let Some((size, thread, alloc)) = s.heap.remove(&(p as u64)) {
-                let by = s.current as u32;
-                s.freed.insert(p as u64, Freed { size, by, region: Region::Heap { thread: ThreadId(thread), alloc } });
-                let range = p as u64..p as u64 + size.max(1);
-                s.owners.retain(|(m, _)| !range.contains(m));
-                s.recursion.retain(|(m, _)| !range.contains(m));
-            }
-        });
+/// How many bytes of freed blocks an execution keeps from the C library at most; beyond, the
+/// oldest go back to it (and a use of one of those is no longer told from a use of what the C
+/// library puts there next).
+pub const QUARANTINE_BYTES: u64 = 64 << 20;
+
+/// What the caller of [`freed`] does with the block after the free's event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Release {
+    /// Nothing: the execution keeps it (quarantined).
+    Keep,
+    /// Free it in the C library: not a block of the program's heap (the C library's own,
+    /// `strdup`'s, say) or none at all.
+    Forward,
+    /// It was freed before: a double free, reported so (after the event).
+    Again(String),
+}
+
+/// The running thread frees the block `p` (its event made by the caller).
+pub fn freed(p: *mut c_void) -> Release {
+    if p.is_null() {
+        return Release::Forward;
     }
+    with(|s| {
+        let a = p as u64;
+        let Some((size, thread, alloc)) = s.heap.remove(&a) else {
+            return match s.freed.get(&a) {
+                Some(f) => Release::Again(format!(
+                    "T{} frees {} again, a heap block T{} freed (a double free)",
+                    s.current,
+                    LogicalAddr { region: f.region, offset: 0 },
+                    f.by
+                )),
+                None => Release::Forward,
+            };
+        };
+        // A mutex in the block (destroyed while locked, as glibc allows) is gone with it.
+        let by = s.current as u32;
+        s.freed.insert(a, Freed { size, by, region: Region::Heap { thread: ThreadId(thread), alloc } });
+        let range = a..a + size.max(1);
+        s.owners.retain(|(m, _)| !range.contains(m));
+        s.recursion.retain(|(m, _)| !range.contains(m));
+        s.quarantine.push_back(a);
+        s.quarantined += size;
+        while s.quarantined > QUARANTINE_BYTES {
+            let Some(old) = s.quarantine.pop_front() else { break };
+            if let Some(f) = s.freed.remove(&old) {
+                s.quarantined -= f.size;
+            }
+            // SAFETY: a block of the C library's allocator that the program freed and the
+            // execution kept; nothing refers to it any more but the program's stale pointers.
+            unsafe { libc::free(old as *mut c_void) };
+        }
+        Release::Keep
+    })
+}
+
+/// Is `p` the start of a live block of the program's heap (one [`freed`] would keep)?
+pub fn is_heap_block(p: *mut c_void) -> bool {
+    with(|s| s.heap.contains_key(&(p as u64)))
+}
+
+/// The freed block `[addr, addr + size)` overlaps, if any, and `addr`'s logical address by it.
+fn freed_overlap(s: &Scheduler, addr: u64, size: u32) -> Option<(Freed, LogicalAddr)> {
+    let end = addr.saturating_add((size as u64).max(1));
+    let (&b, &f) = s.freed.range(..end).next_back()?;
+    (addr < b + f.size.max(1)).then_some((f, LogicalAddr { region: f.region, offset: addr.saturating_sub(b) }))
 }
 
 pub fn access_before(site: u64, addr: u64, kind: AccessKind, size: u32) {
-    let logical = with(|s| s.logical(addr));
+    let freed_by = |s: &Scheduler| freed_overlap(s, addr, size).filter(|_| sync_object::decode(addr).is_none());
+    // A block's words have the same names before and after its free.
+    let logical = with(|s| freed_by(s).map_or_else(|| s.logical(addr), |(_, at)| at));
     grant_op(EventKind::Access(kind), Some(SiteId(site)), addr, size, Some(logical));
+    // Asked once the access is granted: other threads ran in between (the free among them).
+    if let Some(by) = with(|s| freed_by(s).map(|(f, _)| f.by)) {
+        // The access's event is in the trace (dependent with the free's); the thread stops
+        // before it touches the memory.
+        done();
+        let me = super::current();
+        let message = match kind {
+            AccessKind::Free => format!("T{me} frees {logical} again, a heap block T{by} freed (a double free)"),
+            _ => {
+                let verb = match kind {
+                    AccessKind::Load | AccessKind::AtomicLoad => "reads",
+                    AccessKind::Store | AccessKind::AtomicStore => "writes",
+                    _ => "updates",
+                };
+                format!("T{me} {verb} {logical} in a heap block T{by} freed (a use after free)")
+            }
+        };
+        super::violation(ViolationKind::Abort, &message);
+    }
 }
 
 pub fn access_after() {

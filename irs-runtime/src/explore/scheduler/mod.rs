@@ -63,7 +63,7 @@ pub use decision::{load_schedule, schedule_region};
 pub use ending::{begin_end, complete_end, main_returned};
 pub use thread_bound::prepare as thread_bound_prepare;
 pub use execution::{buffer_mark, finish, init, live_stacks, on_pause, pause_to_host, record_signal, restart_from, resume, run};
-pub use memory::{access_after, access_before, allocated, freed};
+pub use memory::{access_after, access_before, allocated, freed, is_heap_block, Release};
 pub use mutexes::{lock, lock_kind, mutex_reinit, trylock, trylock_kind, unlock, unlock_kind};
 pub use rwlocks::{rwlock_acquire, rwlock_init, rwlock_relock, rwlock_try, rwlock_unlock};
 pub use semaphores::{sem_count_now, sem_getvalue, sem_init, sem_post, sem_trywait, sem_wait};
@@ -210,9 +210,13 @@ struct Scheduler {
     policy: Policy,
     /// Live heap blocks by start address: (size, allocating thread, its allocation count).
     heap: BTreeMap<u64, (u64, u32, u32)>,
-    /// Blocks freed and not allocated again, by start address, so that a use of a mutex in one
-    /// is reported as what it is.
+    /// Blocks freed and not allocated again, by start address, so that a use of one is
+    /// reported as what it is.
     freed: BTreeMap<u64, memory::Freed>,
+    /// The freed blocks the execution keeps from the C library (`memory::freed`), oldest first,
+    /// and their bytes in all.
+    quarantine: std::collections::VecDeque<u64>,
+    quarantined: u64,
     /// Thread-specific data keys created so far (`true` while not deleted), and destructors.
     keys: Vec<(bool, Option<extern "C" fn(*mut c_void)>)>,
     /// The execution's clock: `now - clock_base` is its running time since `main` (µs), moved
