@@ -287,10 +287,15 @@ fn worker(control: &Control, level: Level) -> Continue {
     // What is rewritten before each use, or outside the executions' memory: not restored. Of a
     // paused execution's stacks, the live parts are.
     let [pool_a, pool_b, pool_c] = stack_pool::regions();
+    let [sems, barriers, rwlocks, rt_locks] = crate::sync::outside_explore_tables();
     let exclude = [
         pool_a,
         pool_b,
         pool_c,
+        sems,
+        barriers,
+        rwlocks,
+        rt_locks,
         (std::ptr::addr_of!(REQUEST) as usize, proto::MAX_REQUEST),
         (std::ptr::addr_of!(RESPONSE) as usize, 4 + proto::MAX_RESPONSE),
         (std::ptr::addr_of!(OUTPUT) as usize, MAX_OUTPUT),

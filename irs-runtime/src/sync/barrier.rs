@@ -44,7 +44,14 @@ struct Barrier {
 
 static BARRIERS: ObjectTable<Barrier> = ObjectTable::new();
 
+/// Where [`BARRIERS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
+/// an execution of a persistent EXPLORE worker, which does not restore it.
+pub fn table_region() -> (usize, usize) {
+    BARRIERS.region()
+}
+
 fn barrier(b: *mut libc::pthread_barrier_t) -> &'static Barrier {
+    debug_assert!(!crate::mode::explore(), "a barrier's table in EXPLORE (not restored between executions)");
     BARRIERS.get(b as u64)
 }
 

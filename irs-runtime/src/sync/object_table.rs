@@ -72,6 +72,12 @@ impl<T: Default + Sync + 'static> ObjectTable<T> {
         }
     }
 
+    /// Where the table lies in memory, `(start, length)`: a table only the modes outside EXPLORE
+    /// use is no part of what a persistent EXPLORE worker restores after each execution.
+    pub fn region(&'static self) -> (usize, usize) {
+        (self as *const Self as usize, std::mem::size_of::<Self>())
+    }
+
     fn start(name: u64) -> usize {
         (FxBuild::default().hash_one(name) as usize) & (SLOTS - 1)
     }

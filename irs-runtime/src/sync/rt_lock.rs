@@ -66,8 +66,15 @@ impl RtLock {
 
 static LOCKS: ObjectTable<RtLock> = ObjectTable::new();
 
+/// Where [`LOCKS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
+/// an execution of a persistent EXPLORE worker, which does not restore it.
+pub fn table_region() -> (usize, usize) {
+    LOCKS.region()
+}
+
 /// The lock of the internal object `name` (made free on first use).
 pub fn of(name: u64) -> &'static RtLock {
+    debug_assert!(!crate::mode::explore(), "a runtime lock in EXPLORE (not restored between executions)");
     LOCKS.get(name)
 }
 

@@ -54,6 +54,12 @@ const WRITER: u32 = 1 << 31;
 
 static RWLOCKS: ObjectTable<Rw> = ObjectTable::new();
 
+/// Where [`RWLOCKS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
+/// an execution of a persistent EXPLORE worker, which does not restore it.
+pub fn table_region() -> (usize, usize) {
+    RWLOCKS.region()
+}
+
 thread_local! {
     /// The rwlocks the calling thread holds for reading, with how many times (so that an
     /// unlock knows whether it is a reader's).
@@ -61,6 +67,7 @@ thread_local! {
 }
 
 fn rw(r: *mut libc::pthread_rwlock_t) -> &'static Rw {
+    debug_assert!(!crate::mode::explore(), "an rwlock's table in EXPLORE (not restored between executions)");
     RWLOCKS.get(r as u64)
 }
 

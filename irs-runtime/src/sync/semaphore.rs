@@ -39,7 +39,14 @@ struct Sem {
 
 static SEMS: ObjectTable<Sem> = ObjectTable::new();
 
+/// Where [`SEMS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
+/// an execution of a persistent EXPLORE worker, which does not restore it.
+pub fn table_region() -> (usize, usize) {
+    SEMS.region()
+}
+
 fn sem(s: *mut libc::sem_t) -> &'static Sem {
+    debug_assert!(!explore(), "a semaphore's table in EXPLORE (not restored between executions)");
     SEMS.get(s as u64)
 }
 
