@@ -19,6 +19,9 @@
 //! (`rand_*.c`) the counts of gen.py's own model of the program, an independent second oracle.
 //! A `max-threads: N` line explores the program under `--max-threads N`, oracle and modes alike
 //! (the cut is the runtime's, so the oracle counts the executions of the bounded program).
+//! An `expect-bug-preemptions: N` line is the fewest preemptions with which some interleaving
+//! reaches a bug (`oracle::preemptions`), counted by hand: the oracle's count for bounded
+//! search.
 //!
 //! Environment: `IRS_VERIFY_ORACLE_ONLY=1` runs the oracle alone (no `irs verify`);
 //! `IRS_VERIFY_FILTER=a,b` runs only the programs whose names contain `a` or `b`.
@@ -52,6 +55,7 @@ struct Program {
     expect_traces_rc: Option<usize>,
     expect_interleavings: Option<usize>,
     expect_bugs: Option<BTreeSet<String>>,
+    expect_bug_preemptions: Option<usize>,
     max_threads: Option<u32>,
 }
 
@@ -78,7 +82,8 @@ fn programs(dir: &Path) -> Vec<Program> {
                 v.split(',').map(|b| b.trim().to_string()).filter(|b| !b.is_empty() && b != "none").collect::<BTreeSet<String>>()
             });
             let max_threads = field("max-threads:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad max-threads")));
-            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_traces_rc, expect_interleavings, expect_bugs, max_threads })
+            let expect_bug_preemptions = field("expect-bug-preemptions:").map(|v| v.parse().unwrap_or_else(|_| panic!("{name}: bad expect-bug-preemptions")));
+            Some(Program { exe: dir.join(&name), name, src, expect_traces, expect_traces_rc, expect_interleavings, expect_bugs, expect_bug_preemptions, max_threads })
         })
         .collect()
 }
@@ -190,6 +195,12 @@ fn verify_agrees_with_the_brute_force_oracle() {
                     let got: BTreeSet<String> = truth.bugs.keys().map(|b| b.kind.clone()).collect();
                     if &got != want {
                         fails.push(format!("{} [oracle]: bugs {got:?}, the header says {want:?}", p.name));
+                    }
+                }
+                if let Some(n) = p.expect_bug_preemptions {
+                    let least = truth.bug_preemptions.values().min().copied();
+                    if least != Some(n) {
+                        fails.push(format!("{} [oracle]: the fewest preemptions reaching a bug are {least:?}, the header says {n}", p.name));
                     }
                 }
                 if !oracle_only {

@@ -288,6 +288,8 @@ pub struct TraceInfo {
     pub bug: Option<Bug>,
     /// How many interleavings belong to it.
     pub interleavings: usize,
+    /// The fewest preemptions among its interleavings ([`preemptions`]).
+    pub min_preemptions: usize,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -300,6 +302,8 @@ pub struct OracleResult {
     pub mazurkiewicz: BTreeMap<String, TraceInfo>,
     /// Every bug, with the schedule of the first interleaving that showed it.
     pub bugs: BTreeMap<Bug, Vec<ThreadId>>,
+    /// Every bug, with the fewest preemptions of an interleaving that shows it.
+    pub bug_preemptions: BTreeMap<Bug, usize>,
     /// Traces whose interleavings ended differently, where that is not explained by several
     /// threads failing (see `multi_violation`): key, and the two outcomes with their schedules.
     /// An outcome that is not a function of the trace means an event is missing from it (an
@@ -328,6 +332,22 @@ impl OracleResult {
     pub fn bug_set(&self) -> BTreeSet<Bug> {
         self.bugs.keys().cloned().collect()
     }
+}
+
+/// The preemptions of one interleaving, counted at the runtime's steps: a step that runs
+/// another thread than the step before while that thread is still enabled (its next operation
+/// among the step's enabled ones) preempts it; leaving a thread that is blocked, finished or
+/// halted costs nothing (the count of paper 003 §3.1 over visible operations; a
+/// `__VERIFIER_nondet_*` value is no switch).
+pub fn preemptions(trace: &Trace, schedule: &[ThreadId]) -> usize {
+    schedule
+        .windows(2)
+        .enumerate()
+        .filter(|&(i, w)| {
+            let (prev, next) = (w[0].thread(), w[1].thread());
+            prev != next && trace.steps.get(i + 1).is_some_and(|st| st.enabled.iter().any(|p| p.tid.thread() == prev))
+        })
+        .count()
 }
 
 /// Run every interleaving of the program behind `ex`. Fails (with the schedule) on an execution
@@ -376,11 +396,13 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
     for (e, s, outcome) in runs {
         let key = key_under(&e.trace, Equivalence::ReadsCommute, &r.ordered);
         let class = outcome_class(&outcome);
-        let info = || TraceInfo { schedule: s.clone(), outcome: class.clone(), outcomes: BTreeSet::from([class.clone()]), bug: bug_of(&outcome), interleavings: 1 };
+        let pre = preemptions(&e.trace, &s);
+        let info = || TraceInfo { schedule: s.clone(), outcome: class.clone(), outcomes: BTreeSet::from([class.clone()]), bug: bug_of(&outcome), interleavings: 1, min_preemptions: pre };
         match r.mazurkiewicz.entry(key_under(&e.trace, Equivalence::Mazurkiewicz, &r.ordered)) {
             std::collections::btree_map::Entry::Occupied(mut o) => {
                 o.get_mut().interleavings += 1;
                 o.get_mut().outcomes.insert(class.clone());
+                o.get_mut().min_preemptions = o.get().min_preemptions.min(pre);
             }
             std::collections::btree_map::Entry::Vacant(v) => {
                 v.insert(info());
@@ -391,11 +413,14 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
         // thread halts, the others go on) are bugs of the program as well, which a failure that
         // always comes first would hide (found by the differential campaign, seed 11097).
         for b in bug.iter().cloned().chain(e.more_bugs.iter().filter_map(bug_of)) {
+            let least = r.bug_preemptions.entry(b.clone()).or_insert(pre);
+            *least = (*least).min(pre);
             r.bugs.entry(b).or_insert_with(|| s.clone());
         }
         match r.traces.get_mut(&key) {
             Some(info) => {
                 info.interleavings += 1;
+                info.min_preemptions = info.min_preemptions.min(pre);
                 if info.outcomes.insert(class.clone()) {
                     let both_violations = matches!(outcome, Outcome::Violation { .. }) && info.outcome.starts_with("violation ");
                     let list = if both_violations { &mut r.multi_violation } else { &mut r.inconsistent };
@@ -408,7 +433,7 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
                 }
             }
             None => {
-                r.traces.insert(key, TraceInfo { schedule: s, outcome: class.clone(), outcomes: BTreeSet::from([class]), bug, interleavings: 1 });
+                r.traces.insert(key, TraceInfo { schedule: s, outcome: class.clone(), outcomes: BTreeSet::from([class]), bug, interleavings: 1, min_preemptions: pre });
             }
         }
     }
