@@ -10,6 +10,9 @@
 //! C library's own behaviour.
 
 use shared_proto::sync_object;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Once;
 
 pub const NORMAL: i32 = 0;
 pub const RECURSIVE: i32 = 1;
@@ -33,12 +36,50 @@ pub fn kind(m: u64) -> i32 {
     }
 }
 
+/// Forks seen in this process's line (a child's threads have other kernel ids than the cached
+/// ones of the thread that forked it).
+static FORKS: AtomicU32 = AtomicU32::new(0);
+static AT_FORK: Once = Once::new();
+
+thread_local! {
+    /// The calling thread's kernel id, and the fork count it was read at.
+    static TID: Cell<(u32, i32)> = const { Cell::new((u32::MAX, 0)) };
+}
+
+extern "C" fn forked_child() {
+    // Relaxed: the child has one thread, which runs this before anything reads it.
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The calling thread's kernel id, as glibc stores it in a mutex's owner field: a `gettid`
+/// syscall (175 ns here) once per thread, not at every operation on a recursive or
+/// error-checking mutex. A `fork` through the C library makes the child read it again (a
+/// `SYS_fork` made by hand, bypassing the fork handlers, would not).
+fn my_tid() -> i32 {
+    AT_FORK.call_once(|| {
+        // SAFETY: registers a handler that only bumps an atomic counter.
+        unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+    });
+    // Relaxed: the counter changes only in a child's single thread, before it runs on.
+    let forks = FORKS.load(Ordering::Relaxed);
+    TID.try_with(|c| match c.get() {
+        (f, tid) if f == forks => tid,
+        _ => {
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::gettid() };
+            c.set((forks, tid));
+            tid
+        }
+    })
+    // SAFETY: as above (a thread-local's destructor running: no cache).
+    .unwrap_or_else(|_| unsafe { libc::gettid() })
+}
+
 /// Does the calling OS thread hold the mutex (glibc records owners of recursive and
 /// error-checking mutexes)? Only the owner itself can see its own id there, so the answer is
 /// stable for the caller.
 pub fn held_by_me(m: u64) -> bool {
-    // SAFETY: gettid has no preconditions.
-    field(m, 8) == unsafe { libc::gettid() }
+    field(m, 8) == my_tid()
 }
 
 /// Is the program's mutex at `m` locked (glibc's lock word, offset 0, is not zero)?
@@ -79,6 +120,35 @@ mod tests {
             assert_eq!(kind(&mut e as *mut _ as u64), ERRORCHECK);
             let n: libc::pthread_mutex_t = libc::PTHREAD_MUTEX_INITIALIZER;
             assert_eq!(kind(&n as *const _ as u64), NORMAL);
+        }
+    }
+
+    #[test]
+    fn the_cached_thread_id_is_read_again_after_a_fork() {
+        // SAFETY: plain pthread calls on a mutex of our own; the child only locks, compares
+        // and exits.
+        unsafe {
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            libc::pthread_mutexattr_init(&mut attr);
+            libc::pthread_mutexattr_settype(&mut attr, libc::PTHREAD_MUTEX_RECURSIVE);
+            let mut m: libc::pthread_mutex_t = std::mem::zeroed();
+            libc::pthread_mutex_init(&mut m, &attr);
+            let a = &mut m as *mut _ as u64;
+            assert!(!held_by_me(a), "caches the parent's id");
+            let pid = libc::fork();
+            if pid == 0 {
+                libc::pthread_mutex_lock(&mut m);
+                libc::_exit(if held_by_me(a) { 0 } else { 1 });
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child saw its own lock as another thread's");
+            let other = std::thread::spawn(move || {
+                libc::pthread_mutex_lock(a as *mut libc::pthread_mutex_t);
+                held_by_me(a)
+            });
+            assert!(other.join().unwrap(), "another thread, its own id");
+            assert!(!held_by_me(a), "held by the other thread");
         }
     }
 }
