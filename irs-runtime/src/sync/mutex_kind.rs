@@ -96,28 +96,36 @@ pub fn depth(m: u64) -> u32 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_offsets_are_glibcs() {
-        // SAFETY: plain pthread calls on a mutex of our own.
+    /// A mutex of type `kind` (glibc's constant), initialised in place on the heap.
+    fn mutex_of(kind: std::ffi::c_int) -> Box<libc::pthread_mutex_t> {
+        // SAFETY: plain pthread calls on an attribute and a mutex of our own.
         unsafe {
             let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
             libc::pthread_mutexattr_init(&mut attr);
-            libc::pthread_mutexattr_settype(&mut attr, libc::PTHREAD_MUTEX_RECURSIVE);
-            let mut m: libc::pthread_mutex_t = std::mem::zeroed();
-            libc::pthread_mutex_init(&mut m, &attr);
-            let a = &mut m as *mut _ as u64;
+            libc::pthread_mutexattr_settype(&mut attr, kind);
+            let mut m: Box<libc::pthread_mutex_t> = Box::new(std::mem::zeroed());
+            libc::pthread_mutex_init(&mut *m, &attr);
+            m
+        }
+    }
+
+    #[test]
+    fn the_offsets_are_glibcs() {
+        let mut m = mutex_of(libc::PTHREAD_MUTEX_RECURSIVE);
+        let mut e = mutex_of(libc::PTHREAD_MUTEX_ERRORCHECK);
+        // SAFETY: plain pthread calls on mutexes of our own.
+        unsafe {
+            let m = &mut *m;
+            let a = m as *mut _ as u64;
             assert_eq!(kind(a), RECURSIVE);
             assert!(!held_by_me(a));
-            libc::pthread_mutex_lock(&mut m);
-            libc::pthread_mutex_lock(&mut m);
+            libc::pthread_mutex_lock(m);
+            libc::pthread_mutex_lock(m);
             assert!(held_by_me(a) && depth(a) == 2 && locked(a));
-            libc::pthread_mutex_unlock(&mut m);
-            libc::pthread_mutex_unlock(&mut m);
+            libc::pthread_mutex_unlock(m);
+            libc::pthread_mutex_unlock(m);
             assert!(!locked(a));
-            libc::pthread_mutexattr_settype(&mut attr, libc::PTHREAD_MUTEX_ERRORCHECK);
-            let mut e: libc::pthread_mutex_t = std::mem::zeroed();
-            libc::pthread_mutex_init(&mut e, &attr);
-            assert_eq!(kind(&mut e as *mut _ as u64), ERRORCHECK);
+            assert_eq!(kind(&mut *e as *mut _ as u64), ERRORCHECK);
             let n: libc::pthread_mutex_t = libc::PTHREAD_MUTEX_INITIALIZER;
             assert_eq!(kind(&n as *const _ as u64), NORMAL);
         }
@@ -125,19 +133,16 @@ mod tests {
 
     #[test]
     fn the_cached_thread_id_is_read_again_after_a_fork() {
+        let mut m = mutex_of(libc::PTHREAD_MUTEX_RECURSIVE);
         // SAFETY: plain pthread calls on a mutex of our own; the child only locks, compares
         // and exits.
         unsafe {
-            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
-            libc::pthread_mutexattr_init(&mut attr);
-            libc::pthread_mutexattr_settype(&mut attr, libc::PTHREAD_MUTEX_RECURSIVE);
-            let mut m: libc::pthread_mutex_t = std::mem::zeroed();
-            libc::pthread_mutex_init(&mut m, &attr);
-            let a = &mut m as *mut _ as u64;
+            let m = &mut *m;
+            let a = m as *mut _ as u64;
             assert!(!held_by_me(a), "caches the parent's id");
             let pid = libc::fork();
             if pid == 0 {
-                libc::pthread_mutex_lock(&mut m);
+                libc::pthread_mutex_lock(m);
                 libc::_exit(if held_by_me(a) { 0 } else { 1 });
             }
             let mut status = 0;
