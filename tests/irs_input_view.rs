@@ -146,6 +146,32 @@ fn wait_limit_zero_does_not_wait_and_a_negative_one_is_refused() {
     let _ = sh(&d, "\"$IRS\" forget ./mode_env", &[]);
 }
 
+/// A segment outlives the store that made it (a store deleted by hand, a run killed before
+/// `irs forget`): a store made again at the same path has verified nothing, and its runs wait
+/// for their own verification instead of taking the old segment's prefix.
+#[test]
+fn a_store_made_again_does_not_take_the_old_stores_prefix() {
+    let d = scratch("irs_input_view/store_again");
+    build(&d, "mode_env");
+    let env = [("COUNTER_MODE", "careful")];
+    let o = sh(&d, "\"$IRS\" run --wait-limit 60 -- ./mode_env", &env);
+    assert!(o.status.success() && o.stdout.contains("counter=6") && o.stderr.contains("constraints in force"), "{}{}", o.stdout, o.stderr);
+    // The verification ends (nothing writes to the store any more), then the store goes.
+    let mut old = String::new();
+    wait_until("the verification's end", || {
+        let s = status(&d, "\"$IRS\" status --json ./mode_env", &env);
+        old = s["inputs"][0]["segment"].as_str().unwrap_or_default().to_string();
+        s["inputs"][0]["status"] == "finished"
+    });
+    assert!(Path::new(&old).exists(), "{old}");
+    std::fs::remove_dir_all(d.join("store")).unwrap();
+    let o = sh(&d, "\"$IRS\" run --wait-limit 0 -- ./mode_env", &env);
+    assert!(o.status.success() && o.stdout.contains("counter=6"), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("queued for verification") && o.stderr.contains("SERIALISED") && !o.stderr.contains("constraints in force"), "{}", o.stderr);
+    let _ = sh(&d, "\"$IRS\" forget ./mode_env", &[]);
+    let _ = std::fs::remove_file(&old);
+}
+
 #[test]
 fn the_program_id_read_from_the_binary_is_the_one_its_runtime_says() {
     let d = scratch("irs_input_view/program_id");

@@ -1,5 +1,5 @@
 //! `irs verify --publish` (DESIGN §4 and §8 "Publishing"): the verifier writes the requirement
-//! table of its first execution to the segment of the input it verifies (`/dev/shm/irs-<id>-<key>`;
+//! table of its first execution to the segment of the input it verifies (`/dev/shm/irs-<id>-<key>-<tag>`;
 //! the program's `/dev/shm/irs-<id>` when run by hand), then appends a smaller cutoff vector each
 //! time a node of the leftmost branch of the exploration returns with no bug found, down to the
 //! zero vector when the exploration completes safely. Running instrumented programs (ENFORCE) adopt

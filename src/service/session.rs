@@ -462,10 +462,12 @@ pub fn wait_for_prefix(program: &ProgramStore, input: &InputStore, name: String,
             }
             _ => {}
         }
-        if started.elapsed() > limit {
+        // Never past the limit: a short one is not rounded up to the polling interval (a
+        // verifier that publishes within it would otherwise be waited for).
+        let Some(left) = limit.checked_sub(started.elapsed()).filter(|l| !l.is_zero()) else {
             return Err(ServiceError::NoPrefix { program: name, secs: limit.as_secs_f64(), log: input.log_file().display().to_string() });
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(left.min(Duration::from_millis(20)));
     }
 }
 

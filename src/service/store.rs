@@ -1,8 +1,11 @@
 //! Where each input's verification lives (DESIGN §4 "Inputs"): one directory per program and input,
 //! `<root>/<program id>/<input key>/`, holding the input (`input.json`, `stdin`), the verifier's
 //! state (`state.json`), its log (`verifier.log`) and the schedules of the bugs it found (`bugs/`);
-//! the input's prefix is the shared-memory segment `/dev/shm/irs-<id>-<key>`, which running
-//! programs map. The root is `$IRS_STORE`, else `$TMPDIR/irs-<uid>` (mode 0700).
+//! the input's prefix is the shared-memory segment `/dev/shm/irs-<id>-<key>-<tag>`, which running
+//! programs map, where the tag names this store's directory of the input (its device, inode and
+//! birth time): a segment outlives the store that made it (a store deleted, a run killed before
+//! `irs forget`, another `IRS_STORE`), and a run must never take another store's verification
+//! for its own. The root is `$IRS_STORE`, else `$TMPDIR/irs-<uid>` (mode 0700).
 //!
 //! A program's directory made by this version holds an index, `bases/<base key>`: the keys of
 //! the inputs with that base (the same arguments, selected variables, standard input and working
@@ -189,9 +192,11 @@ impl InputStore {
     pub fn captures(&self) -> shared_proto::input_files::FileCaptures {
         shared_proto::input_files::FileCaptures::new(self.files_dir())
     }
-    /// The input's prefix: a segment in shared memory, mapped by running programs.
+    /// The input's prefix: a segment in shared memory, mapped by running programs, named for this
+    /// store's directory of the input (see the module's documentation; the directory exists
+    /// once the input is saved, before anything publishes or maps its prefix).
     pub fn segment(&self) -> PathBuf {
-        PathBuf::from(format!("/dev/shm/irs-{}-{}", self.program, self.key))
+        PathBuf::from(format!("/dev/shm/irs-{}-{}-{}", self.program, self.key, directory_tag(&self.dir)))
     }
 
     pub fn load(&self) -> Result<Input, StoreError> {
@@ -275,6 +280,20 @@ impl InputStore {
         let _ = std::fs::remove_file(self.segment());
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// What tells this directory from any other that had its path before or has it elsewhere: a
+/// hash of its device, inode and birth time (`statx`; 0 where the file system keeps none), as
+/// 16 hex digits; `0` when it does not exist.
+fn directory_tag(dir: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::metadata(dir) else { return "0".into() };
+    let born = m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as u64);
+    let mut h = shared_proto::hash::StableHasher::default();
+    for v in [m.dev(), m.ino(), born] {
+        h.write_u64(v);
+    }
+    format!("{:016x}", h.finish())
 }
 
 /// Write a file so that readers see the old contents or the new, never a part: a temporary
