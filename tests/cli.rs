@@ -105,6 +105,70 @@ fn an_irs_build_loads_the_libraries_the_plain_build_loads() {
     assert!(needed(&d.join("shared_unwinder")).iter().any(|l| l.starts_with("libgcc_s")), "-shared-libgcc honoured");
 }
 
+/// A recorded trace is a real linearisation of the run (DESIGN §3): a trylock that fails is
+/// recorded after the lock it met, never where the trace shows the mutex free (a lock is
+/// recorded after it returns; a trylock racing with it used to be recorded first, and a prefix
+/// made of such a trace let the trylock succeed under ENFORCE).
+#[test]
+fn a_recorded_trylock_failure_follows_the_lock_it_met() {
+    let d = scratch("cli/trylock_record");
+    write(&d, "tl.c", r#"
+#include <pthread.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_spinlock_t s;
+static int x, y;
+static void *locker(void *a) {
+  for (int i = 0; i < 300; i++) {
+    pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m);
+    pthread_spin_lock(&s); x++; pthread_spin_unlock(&s);
+  }
+  return a;
+}
+static void *tryer(void *a) {
+  for (int i = 0; i < 300; i++) {
+    if (pthread_mutex_trylock(&m) == 0) { y++; pthread_mutex_unlock(&m); }
+    if (pthread_spin_trylock(&s) == 0) { y++; pthread_spin_unlock(&s); }
+  }
+  return a;
+}
+int main(void) {
+  pthread_spin_init(&s, 0);
+  pthread_t a, b;
+  pthread_create(&a, 0, locker, 0);
+  pthread_create(&b, 0, tryer, 0);
+  pthread_join(a, 0);
+  pthread_join(b, 0);
+  return 0;
+}
+"#);
+    irs_cc(&d, &["-O1", "-pthread", "-o", "tl", "tl.c"]).unwrap();
+    let mut failures_seen = 0;
+    for round in 0..5 {
+        let trace = d.join("tl.trace");
+        let rec = run(Command::new(irs()).arg("record").arg("--out").arg(&trace).arg("--").arg(d.join("tl")), None, T).unwrap();
+        assert!(rec.status.success(), "{}", rec.stderr);
+        let t = shared_proto::Trace::read(&trace).unwrap();
+        let mut held = std::collections::BTreeSet::new();
+        for (i, e) in t.events.iter().enumerate() {
+            let shared_proto::ObjectRef::Mutex { addr, .. } = e.object else { continue };
+            match e.kind {
+                shared_proto::EventKind::Lock | shared_proto::EventKind::TryLock => {
+                    held.insert(addr);
+                }
+                shared_proto::EventKind::Unlock => {
+                    held.remove(&addr);
+                }
+                shared_proto::EventKind::TryLockFail => {
+                    failures_seen += 1;
+                    assert!(held.contains(&addr), "run {round}, event {i}: a trylock failure recorded where the trace shows its mutex free");
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(failures_seen > 0, "no trylock failed in 5 runs: the test checks nothing");
+}
+
 #[test]
 fn clang_diagnostics_and_exit_code_pass_through() {
     let d = scratch("cli/diag");

@@ -6,7 +6,7 @@
 //! lock and a join are recorded right after they return; an unlock, a trylock and a thread
 //! creation are recorded and performed under the lock. So the recorded order of lock events
 //! is the order in which the mutex was really held, and a child's first event follows its
-//! creation.
+//! creation; a trylock that fails is recorded after the lock it met (`try_recorded`).
 
 use crate::program::program_info::ProgramInfo;
 use crate::thread::thread_state;
@@ -27,6 +27,9 @@ pub struct RecorderState {
     exited: Vec<bool>,
     violation: Option<Outcome>,
     closed: bool,
+    /// The mutexes (program's, spin and internal) whose last recorded event took them: held as
+    /// far as the trace says.
+    held: Vec<u64>,
 }
 
 static RECORDER: Mutex<RecorderState> = Mutex::new(RecorderState {
@@ -37,6 +40,7 @@ static RECORDER: Mutex<RecorderState> = Mutex::new(RecorderState {
     exited: Vec::new(),
     violation: None,
     closed: false,
+    held: Vec::new(),
 });
 
 struct Config {
@@ -77,6 +81,34 @@ pub fn lock() -> MutexGuard<'static, RecorderState> {
     RECORDER.lock()
 }
 
+/// How long a trylock's failure waits at most for the lock it met to be recorded (see
+/// [`try_recorded`]).
+const HOLDER_RECORD_WAIT: Duration = Duration::from_millis(100);
+
+/// A trylock of the mutex at `addr`, made by `attempt` (true: taken) under the recorder's lock,
+/// and recorded with its outcome (`TryLock` or `TryLockFail`, object `ObjectRef::Mutex`).
+/// A lock is recorded right after it returns, so a trylock can fail on a mutex whose holder has
+/// not recorded its lock yet; recorded then, the failure would come before that lock in the
+/// trace, on a mutex free there, and a prefix made of the trace would let the trylock succeed
+/// (found by chaos runs under such a prefix). So a failure on a mutex the trace shows free is
+/// tried again, off the lock, until the holder's lock is recorded (at most
+/// [`HOLDER_RECORD_WAIT`]; a holder that never records, which recorded threads do not do,
+/// leaves the failure as it was).
+pub fn try_recorded(site: Option<SiteId>, addr: u64, mut attempt: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + HOLDER_RECORD_WAIT;
+    loop {
+        let mut r = lock();
+        let got = attempt();
+        if !got && !r.held.contains(&addr) && std::time::Instant::now() < until {
+            drop(r);
+            std::thread::yield_now();
+            continue;
+        }
+        r.push(site, if got { EventKind::TryLock } else { EventKind::TryLockFail }, ObjectRef::Mutex { addr, logical: None });
+        return got;
+    }
+}
+
 impl RecorderState {
     /// Append an event of the calling thread.
     pub fn push(&mut self, site: Option<SiteId>, kind: EventKind, object: ObjectRef) {
@@ -85,6 +117,13 @@ impl RecorderState {
         }
         let Some(tid) = thread_state::current() else { return };
         let k = thread_state::next_k();
+        if let ObjectRef::Mutex { addr, .. } = object {
+            match kind {
+                EventKind::Lock | EventKind::TryLock => self.held.push(addr),
+                EventKind::Unlock => self.held.retain(|&a| a != addr),
+                _ => {}
+            }
+        }
         self.events.push(Event { tid, k, site, kind, object });
     }
 

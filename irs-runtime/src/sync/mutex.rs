@@ -190,15 +190,20 @@ fn trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
         return unsafe { libc::pthread_mutex_trylock(m) };
     }
     enforced(site, || {
-        let rec = recording().then(recorder::lock);
-        // SAFETY: forwarded unchanged; trylock never blocks.
-        let rc = unsafe { libc::pthread_mutex_trylock(m) };
+        let mut rc = 0;
+        let mut attempt = || {
+            // SAFETY: forwarded unchanged; trylock never blocks.
+            rc = unsafe { libc::pthread_mutex_trylock(m) };
+            rc == 0
+        };
+        // Recorded under the recorder's lock, after the lock it met (`try_recorded`).
+        if recording() {
+            recorder::try_recorded(Some(SiteId(site)), m as u64, attempt);
+        } else {
+            attempt();
+        }
         if rc == 0 && serial::mine() {
             serial::locked(m as usize);
-        }
-        if let Some(mut r) = rec {
-            let kind = if rc == 0 { EventKind::TryLock } else { EventKind::TryLockFail };
-            r.push(Some(SiteId(site)), kind, ObjectRef::Mutex { addr: m as u64, logical: None });
         }
         rc
     })

@@ -196,15 +196,18 @@ pub fn trylock(o: Obj, site: u64, limit: Option<Duration>) -> bool {
         }
         return got;
     }
-    enforced(site, || {
-        let got = match limit {
-            None => l.try_acquire(),
-            Some(d) => l.acquire_within(Some(d)),
-        };
-        if recording() {
-            record(site, if got { EventKind::TryLock } else { EventKind::TryLockFail }, name);
+    enforced(site, || match limit {
+        // Recorded under the recorder's lock, after the lock it met (`try_recorded`).
+        None if recording() => recorder::try_recorded(Some(SiteId(site)), name, || l.try_acquire()),
+        None => l.try_acquire(),
+        Some(d) => {
+            // A timed one waits off the recorder's lock: recorded when it returns.
+            let got = l.acquire_within(Some(d));
+            if recording() {
+                record(site, if got { EventKind::TryLock } else { EventKind::TryLockFail }, name);
+            }
+            got
         }
-        got
     })
 }
 
