@@ -37,18 +37,13 @@ use std::time::Duration;
 /// A barrier outside EXPLORE: (threads it waits for, arrivals in the current generation) under
 /// a runtime lock, and the current generation's number (waited on with a futex).
 #[derive(Default)]
-struct Barrier {
+pub(super) struct Barrier {
     state: Mutex<(u32, u32)>,
     generation: AtomicU32,
 }
 
-static BARRIERS: ObjectTable<Barrier> = ObjectTable::new();
-
-/// Where [`BARRIERS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
-/// an execution of a persistent EXPLORE worker, which does not restore it.
-pub fn table_region() -> (usize, usize) {
-    BARRIERS.region()
-}
+/// Used outside EXPLORE only (`super::outside_explore_tables`).
+pub(super) static BARRIERS: ObjectTable<Barrier> = ObjectTable::new();
 
 fn barrier(b: *mut libc::pthread_barrier_t) -> &'static Barrier {
     debug_assert!(!crate::mode::explore(), "a barrier's table in EXPLORE (not restored between executions)");

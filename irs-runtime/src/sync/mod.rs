@@ -21,5 +21,5 @@ pub(crate) mod futex;
 /// rwlocks' states, the runtime's own locks): a persistent EXPLORE worker leaves them out of the
 /// memory it restores after each execution (each 64 KiB; they were 43% of it).
 pub fn outside_explore_tables() -> [(usize, usize); 4] {
-    [semaphore::table_region(), barrier::table_region(), rwlock::table_region(), rt_lock::table_region()]
+    [semaphore::SEMS.region(), barrier::BARRIERS.region(), rwlock::RWLOCKS.region(), rt_lock::LOCKS.region()]
 }

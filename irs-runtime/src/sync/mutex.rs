@@ -191,17 +191,13 @@ fn trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
     }
     enforced(site, || {
         let mut rc = 0;
-        let mut attempt = || {
+        let attempt = || {
             // SAFETY: forwarded unchanged; trylock never blocks.
             rc = unsafe { libc::pthread_mutex_trylock(m) };
             rc == 0
         };
         // Recorded under the recorder's lock, after the lock it met (`try_recorded`).
-        if recording() {
-            recorder::try_recorded(Some(SiteId(site)), m as u64, attempt);
-        } else {
-            attempt();
-        }
+        recorder::try_recorded(Some(SiteId(site)), m as u64, attempt);
         if rc == 0 && serial::mine() {
             serial::locked(m as usize);
         }

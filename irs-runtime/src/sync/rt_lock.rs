@@ -64,13 +64,8 @@ impl RtLock {
     }
 }
 
-static LOCKS: ObjectTable<RtLock> = ObjectTable::new();
-
-/// Where [`LOCKS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
-/// an execution of a persistent EXPLORE worker, which does not restore it.
-pub fn table_region() -> (usize, usize) {
-    LOCKS.region()
-}
+/// Used outside EXPLORE only (`super::outside_explore_tables`).
+pub(super) static LOCKS: ObjectTable<RtLock> = ObjectTable::new();
 
 /// The lock of the internal object `name` (made free on first use).
 pub fn of(name: u64) -> &'static RtLock {

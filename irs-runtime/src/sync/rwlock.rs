@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 /// An rwlock outside EXPLORE: its holders in one word (`WRITER`, or the readers' count), the
 /// writer's `sync_ops::me` plus one (0 for none), and how many threads wait to get in.
 #[derive(Default)]
-struct Rw {
+pub(super) struct Rw {
     state: AtomicU32,
     writer: AtomicU32,
     waiters: AtomicU32,
@@ -52,13 +52,8 @@ struct Rw {
 /// The bit of `Rw::state` a writer holds.
 const WRITER: u32 = 1 << 31;
 
-static RWLOCKS: ObjectTable<Rw> = ObjectTable::new();
-
-/// Where [`RWLOCKS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
-/// an execution of a persistent EXPLORE worker, which does not restore it.
-pub fn table_region() -> (usize, usize) {
-    RWLOCKS.region()
-}
+/// Used outside EXPLORE only (`super::outside_explore_tables`).
+pub(super) static RWLOCKS: ObjectTable<Rw> = ObjectTable::new();
 
 thread_local! {
     /// The rwlocks the calling thread holds for reading, with how many times (so that an

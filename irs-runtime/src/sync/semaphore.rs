@@ -32,18 +32,13 @@ use std::time::{Duration, Instant};
 
 /// A semaphore outside EXPLORE: its count, and how many threads wait for it to rise.
 #[derive(Default)]
-struct Sem {
+pub(super) struct Sem {
     count: AtomicU32,
     waiters: AtomicU32,
 }
 
-static SEMS: ObjectTable<Sem> = ObjectTable::new();
-
-/// Where [`SEMS`] lies (`ObjectTable::region`): used outside EXPLORE only, so never written by
-/// an execution of a persistent EXPLORE worker, which does not restore it.
-pub fn table_region() -> (usize, usize) {
-    SEMS.region()
-}
+/// Used outside EXPLORE only (`super::outside_explore_tables`).
+pub(super) static SEMS: ObjectTable<Sem> = ObjectTable::new();
 
 fn sem(s: *mut libc::sem_t) -> &'static Sem {
     debug_assert!(!explore(), "a semaphore's table in EXPLORE (not restored between executions)");

@@ -63,17 +63,13 @@ pub unsafe extern "C" fn __irs_pthread_spin_trylock(s: *mut libc::pthread_spinlo
     }
     enforced(site, || {
         let mut rc = 0;
-        let mut attempt = || {
+        let attempt = || {
             // SAFETY: forwarded unchanged; never blocks.
             rc = unsafe { libc::pthread_spin_trylock(s) };
             rc == 0
         };
         // Recorded under the recorder's lock, after the lock it met (`try_recorded`).
-        if recording() {
-            crate::record::recorder::try_recorded(Some(SiteId(site)), s as u64, attempt);
-        } else {
-            attempt();
-        }
+        crate::record::recorder::try_recorded(Some(SiteId(site)), s as u64, attempt);
         if rc == 0 && serial::mine() {
             serial::locked(s as usize);
         }

@@ -198,8 +198,7 @@ pub fn trylock(o: Obj, site: u64, limit: Option<Duration>) -> bool {
     }
     enforced(site, || match limit {
         // Recorded under the recorder's lock, after the lock it met (`try_recorded`).
-        None if recording() => recorder::try_recorded(Some(SiteId(site)), name, || l.try_acquire()),
-        None => l.try_acquire(),
+        None => recorder::try_recorded(Some(SiteId(site)), name, || l.try_acquire()),
         Some(d) => {
             // A timed one waits off the recorder's lock: recorded when it returns.
             let got = l.acquire_within(Some(d));

@@ -122,12 +122,7 @@ pub fn freed(p: *mut c_void) -> Release {
         let a = p as u64;
         let Some((size, thread, alloc)) = s.heap.remove(&a) else {
             return match s.freed.get(&a) {
-                Some(f) => Release::Again(format!(
-                    "T{} frees {} again, a heap block T{} freed (a double free)",
-                    s.current,
-                    LogicalAddr { region: f.region, offset: 0 },
-                    f.by
-                )),
+                Some(f) => Release::Again(after_free(s.current as u32, AccessKind::Free, LogicalAddr { region: f.region, offset: 0 }, f.by)),
                 None => Release::Forward,
             };
         };
@@ -174,20 +169,19 @@ pub fn access_before(site: u64, addr: u64, kind: AccessKind, size: u32) {
         // The access's event is in the trace (dependent with the free's); the thread stops
         // before it touches the memory.
         done();
-        let me = super::current();
-        let message = match kind {
-            AccessKind::Free => format!("T{me} frees {logical} again, a heap block T{by} freed (a double free)"),
-            _ => {
-                let verb = match kind {
-                    AccessKind::Load | AccessKind::AtomicLoad => "reads",
-                    AccessKind::Store | AccessKind::AtomicStore => "writes",
-                    _ => "updates",
-                };
-                format!("T{me} {verb} {logical} in a heap block T{by} freed (a use after free)")
-            }
-        };
-        super::violation(ViolationKind::Abort, &message);
+        super::violation(ViolationKind::Abort, &after_free(super::current(), kind, logical, by));
     }
+}
+
+/// What thread `me` did to `at` in a heap block thread `by` freed, for the violation's message.
+fn after_free(me: u32, kind: AccessKind, at: LogicalAddr, by: u32) -> String {
+    let verb = match kind {
+        AccessKind::Free => return format!("T{me} frees {at} again, a heap block T{by} freed (a double free)"),
+        AccessKind::Load | AccessKind::AtomicLoad => "reads",
+        AccessKind::Store | AccessKind::AtomicStore => "writes",
+        AccessKind::Rmw | AccessKind::CmpXchg => "updates",
+    };
+    format!("T{me} {verb} {at} in a heap block T{by} freed (a use after free)")
 }
 
 pub fn access_after() {
