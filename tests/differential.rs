@@ -23,7 +23,7 @@
 //!   as the slice from S). The long campaign (benchmarks/differential/run.py) runs this way.
 //! - `IRS_DIFF_JOBS=N`: programs checked at once (default 2).
 //! - `IRS_DIFF_SCENARIO=NAME`: every program gets the synchronisation scenario NAME (`rwlock`,
-//!   `cond`, `sem`, `once`, `barrier`, `recursive`, `spin`) and no other: a campaign on one
+//!   `cond`, `sem`, `once`, `barrier`, `recursive`, `spin`, `atomics`) and no other: a campaign on one
 //!   primitive (the slice's feature minimums are then not checked).
 //! - `IRS_DIFF_SOURCE=FILE.c` checks that C file instead of a generated program (one run; for
 //!   trying variants of a program that disagreed).

@@ -235,7 +235,8 @@ FEATURE_ORDER = ["mutex", "nested-locks", "trylock", "branch", "incr", "heap-mai
                  "cond-signal-early", "sem", "sem-init-0", "sem-init-1", "sem-init-2", "sem-trywait", "once",
                  "barrier", "barrier-short", "rwlock", "rwlock-try", "rwlock-mutex-nested", "recursive",
                  "recursive-trylock", "recursive-unbalanced", "spin", "spin-conditional", "spin-never-set",
-                 "spin-mutual"]
+                 "spin-mutual", "atomics", "atomics-init", "atomics-init-plain", "atomics-no-store",
+                 "atomics-two-words", "atomics-cas", "atomics-cas-lock", "atomics-xchg", "atomics-add", "atomics-idle"]
 
 
 def write_results(path, meta, rows, s):

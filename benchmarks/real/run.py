@@ -139,7 +139,9 @@ def thpool_cases():
              "queued tasks: how many run, 0 to 20, depends on the schedule; their lines are not "
              "compared)"),
         Case("wait 4 4 0", ["./tests/wait", "4", "4", "0"], reps=2, origin="tests/wait.sh"),
-        Case("api", ["./tests/api"], reps=1, origin="tests/api.sh"),
+        Case("api", ["./tests/api"], reps=1, ignore=r"^SLEPT$",
+             origin="tests/api.sh (main returns 2 s in, as the first pool's 2-second jobs end: "
+             "how many print SLEPT, 0 to 4, depends on the timing; their lines are not compared)"),
         Case("pause_resume 4", ["./tests/pause_resume", "4"], reps=1, timeout=30,
              origin="tests/pause_resume.sh (SIGUSR1 pauses the workers)"),
     ]

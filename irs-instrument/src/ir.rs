@@ -223,6 +223,43 @@ pub fn global_value_type(global: Val) -> LLVMTypeRef {
     unsafe { LLVMGlobalGetValueType(global.0) }
 }
 
+/// What a value of type `ty` is as bits the value model can carry (`shared_proto::value_model`):
+/// an integer of at most 64 bits, a pointer, a `float` or a `double`; `None` for anything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    Int(u32),
+    Ptr,
+    Float(u32),
+}
+
+pub fn scalar(ty: LLVMTypeRef) -> Option<Scalar> {
+    use inkwell::llvm_sys::LLVMTypeKind;
+    // SAFETY: a live type of the module being analysed.
+    unsafe {
+        match LLVMGetTypeKind(ty) {
+            LLVMTypeKind::LLVMIntegerTypeKind => Some(LLVMGetIntTypeWidth(ty)).filter(|&w| w <= 64).map(Scalar::Int),
+            LLVMTypeKind::LLVMPointerTypeKind => Some(Scalar::Ptr),
+            LLVMTypeKind::LLVMFloatTypeKind => Some(Scalar::Float(32)),
+            LLVMTypeKind::LLVMDoubleTypeKind => Some(Scalar::Float(64)),
+            _ => None,
+        }
+    }
+}
+
+/// An atomicrmw's operation as `shared_proto::abi`'s `RMW_*` code, for those the value model
+/// knows (exchange, add, subtract).
+pub fn rmw_op(inst: Val) -> Option<u64> {
+    use inkwell::llvm_sys::LLVMAtomicRMWBinOp::*;
+    use shared_proto::abi::{RMW_ADD, RMW_SUB, RMW_XCHG};
+    // SAFETY: only called on atomicrmw instructions.
+    match unsafe { LLVMGetAtomicRMWBinOp(inst.0) } {
+        LLVMAtomicRMWBinOpXchg => Some(RMW_XCHG),
+        LLVMAtomicRMWBinOpAdd => Some(RMW_ADD),
+        LLVMAtomicRMWBinOpSub => Some(RMW_SUB),
+        _ => None,
+    }
+}
+
 /// Is this load or store atomic (any ordering other than not-atomic)?
 pub fn is_atomic_load_store(inst: Val) -> bool {
     use inkwell::llvm_sys::LLVMAtomicOrdering;

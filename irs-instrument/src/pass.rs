@@ -37,6 +37,8 @@ const UNSUPPORTED_HOOK: &str = "__irs_unsupported_call";
 /// Called before the program reads its environment whole (`input_env` in the runtime).
 const ENVIRON_HOOK: &str = "__irs_environ_read";
 const GUARD_AFTER: &str = "__irs_guard_after";
+const GUARD_BEFORE_STORE: &str = "__irs_guard_before_store";
+const GUARD_BEFORE_UPDATE: &str = "__irs_guard_before_update";
 const GUARD_LOOP_HEAD: &str = "__irs_guard_loop_head";
 const GUARD_LOOP_ENTER: &str = "__irs_guard_loop_enter";
 
@@ -473,12 +475,83 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
         self.builder.build_pointer_cast(p, i8p, "irs.addr").map_err(|e| self.err(e))
     }
 
-    fn before(&self, inst: Val, addr: Val, site: u32, kind: AccessKind, size: u64) -> Result<(), PassError> {
+    /// The callback before an access; `valued`: `inst` is the load, store, cmpxchg or atomicrmw
+    /// itself (not a memory intrinsic), whose operands carry the values.
+    fn before(&self, inst: Val, addr: Val, site: u32, kind: AccessKind, size: u64, valued: bool) -> Result<(), PassError> {
         let info = abi::encode_info(kind, size) as u64;
         let a = self.as_i8_ptr(addr)?;
-        let args = [self.site_const(site), a.into(), self.context.i32_type().const_int(info, false).into()];
-        self.call_at(inst, self.guard_before, &args)?;
+        let mut args = vec![self.site_const(site), a.into(), self.context.i32_type().const_int(info, false).into()];
+        let values = if valued { self.value_args(inst, kind)? } else { None };
+        let guard = match values {
+            Some(values) => {
+                let (name, guard) = if values.len() == 1 { (abi::CB_BEFORE_STORE, GUARD_BEFORE_STORE) } else { (abi::CB_BEFORE_UPDATE, GUARD_BEFORE_UPDATE) };
+                args.extend(values);
+                let g = self.guarded_with(name, guard, args.len())?;
+                // Making the guard moved the builder into it: back before the access.
+                self.builder.position_before(&self.inst(inst));
+                g
+            }
+            None => self.guard_before,
+        };
+        self.call_at(inst, guard, &args)?;
         Ok(())
+    }
+
+    /// The values the value model needs of an access (`shared_proto::value_model`), as `i64`s
+    /// built before it: a store's value; a cmpxchg's expected and desired values; an
+    /// exchange's, add's or subtract's operand and its `RMW_*` code. `None` for other accesses
+    /// and values wider than 8 bytes or not scalar.
+    fn value_args(&self, inst: Val, kind: AccessKind) -> Result<Option<Vec<BasicMetadataValueEnum<'ctx>>>, PassError> {
+        let operand = |n| inst.operand(n).ok_or_else(|| self.err("an access without its operand"));
+        let i64t = self.context.i64_type();
+        Ok(match kind {
+            AccessKind::Store | AccessKind::AtomicStore => self.as_i64(operand(0)?)?.map(|v| vec![v.into()]),
+            AccessKind::CmpXchg => match (self.as_i64(operand(1)?)?, self.as_i64(operand(2)?)?) {
+                (Some(e), Some(d)) => Some(vec![e.into(), d.into()]),
+                _ => None,
+            },
+            AccessKind::Rmw => match (ir::rmw_op(inst), self.as_i64(operand(1)?)?) {
+                (Some(op), Some(v)) => Some(vec![v.into(), i64t.const_int(op, false).into()]),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// `v`'s bits as an `i64` (zero-extended), for a scalar of at most 8 bytes.
+    fn as_i64(&self, v: Val) -> Result<Option<inkwell::values::IntValue<'ctx>>, PassError> {
+        use inkwell::values::{FloatValue, IntValue};
+        let i64t = self.context.i64_type();
+        let b = &self.builder;
+        let e = |x| self.err(x);
+        Ok(Some(match ir::scalar(v.type_ref()) {
+            // SAFETY (all three): `v` is a value of this module of the type just checked.
+            Some(ir::Scalar::Int(64)) => unsafe { IntValue::new(v.raw()) },
+            Some(ir::Scalar::Int(_)) => b.build_int_z_extend(unsafe { IntValue::new(v.raw()) }, i64t, "irs.v").map_err(e)?,
+            Some(ir::Scalar::Ptr) => b.build_ptr_to_int(unsafe { PointerValue::new(v.raw()) }, i64t, "irs.v").map_err(e)?,
+            Some(ir::Scalar::Float(bits)) => {
+                let f = unsafe { FloatValue::new(v.raw()) };
+                let int = if bits == 32 { self.context.i32_type() } else { i64t };
+                let bitsv = b.build_bit_cast(f, int, "irs.v").map_err(e)?.into_int_value();
+                b.build_int_z_extend_or_bit_cast(bitsv, i64t, "irs.v").map_err(e)?
+            }
+            None => return Ok(None),
+        }))
+    }
+
+    /// The flag-testing guard `guard` of the runtime callback `name`, whose arguments are the
+    /// site, the address, the info word and `n - 3` values (`i64`), made on first use.
+    fn guarded_with(&self, name: &str, guard: &str, n: usize) -> Result<FunctionValue<'ctx>, PassError> {
+        if let Some(g) = self.module.get_function(guard) {
+            return Ok(g);
+        }
+        let (i64t, i32t) = (self.context.i64_type(), self.context.i32_type());
+        let i8p = self.context.i8_type().ptr_type(AddressSpace::default());
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![i64t.into(), i8p.into(), i32t.into()];
+        params.extend((3..n).map(|_| BasicMetadataTypeEnum::from(i64t)));
+        let ty = self.context.void_type().fn_type(&params, false);
+        let callee = self.module.get_function(name).unwrap_or_else(|| self.module.add_function(name, ty, None));
+        make_guard(self.context, self.module, &self.builder, self.flag, guard, callee).map_err(|e| self.err(e))
     }
 
     fn apply(&self, action: &Action) -> Result<(), PassError> {
@@ -487,7 +560,7 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 let i = self.inst(inst);
                 self.builder.position_before(&i);
                 let addr = inst.operand(addr_op).ok_or_else(|| self.err("access without address"))?;
-                self.before(inst, addr, site, kind, size)?;
+                self.before(inst, addr, site, kind, size, true)?;
                 let next = i.get_next_instruction().expect("an access is never a terminator");
                 self.builder.position_before(&next);
                 self.call_at(inst, self.guard_after, &[self.site_const(site)])?;
@@ -497,10 +570,10 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 self.builder.position_before(&i);
                 let operand = |n| inst.operand(n).ok_or_else(|| self.err("memory intrinsic without address"));
                 if let Some(s) = src_site {
-                    self.before(inst, operand(1)?, s, AccessKind::Load, size)?;
+                    self.before(inst, operand(1)?, s, AccessKind::Load, size, false)?;
                 }
                 if let Some(s) = dst_site {
-                    self.before(inst, operand(0)?, s, AccessKind::Store, size)?;
+                    self.before(inst, operand(0)?, s, AccessKind::Store, size, false)?;
                 }
                 let next = i.get_next_instruction().expect("a call is never a terminator");
                 self.builder.position_before(&next);

@@ -12,6 +12,7 @@
 //! - `object_table`, `thread_names`, `race_free_words`, `word_readers`: what events are about
 //!   (objects, stable thread names, words explored without a tree, the readers of each word
 //!   whose copies make reads commute);
+//! - `update_labels`: which updates are reads (a failed compare-exchange), by the value model;
 //! - `memory_limit`: the verifier's own memory limit.
 //!
 //! Only `executor`, `schedule`, `qpor` and `memory_limit` are the crate's interface; the rest is
@@ -28,6 +29,7 @@ mod sandbox_dir;
 pub mod schedule;
 pub(crate) mod thread_names;
 pub(crate) mod unfolding;
+pub(crate) mod update_labels;
 pub(crate) mod word_readers;
 
 /// The fast hasher, shared with the runtime (`shared_proto::fx_hash`).

@@ -106,7 +106,7 @@ impl RaceFreeWords {
     /// accesses becomes guarded (and the exploration starts over, as it has used the word as an
     /// object so far).
     pub fn classify(&mut self, word: ObjectKey, kind: EventKind, in_block: bool, at: impl FnOnce() -> String) -> WordUse {
-        let atomic = matches!(kind, EventKind::Access(AccessKind::AtomicLoad | AccessKind::AtomicStore | AccessKind::Rmw | AccessKind::CmpXchg));
+        let atomic = matches!(kind, EventKind::Access(AccessKind::AtomicLoad | AccessKind::AtomicStore | AccessKind::Rmw | AccessKind::CmpXchg | AccessKind::UnchangedUpdate));
         if self.off && !in_block && !self.words.contains_key(&word) {
             // Every word an object: only those of atomic blocks need remembering.
             return WordUse::Object;

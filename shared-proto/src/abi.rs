@@ -8,6 +8,17 @@ use crate::outcome::ViolationKind;
 pub const THREAD_ACTIVE_FLAG: &str = "__irs_thread_active";
 /// `void __irs_before(u64 site, void *addr, u32 info)`, `info = kind_code << 24 | size`.
 pub const CB_BEFORE: &str = "__irs_before";
+/// `void __irs_before_store(u64 site, void *addr, u32 info, u64 value)`: a store of at most 8
+/// bytes whose value the pass knows (its bits, zero-extended).
+pub const CB_BEFORE_STORE: &str = "__irs_before_store";
+/// `void __irs_before_update(u64 site, void *addr, u32 info, u64 a, u64 b)`: a cmpxchg of at
+/// most 8 bytes (`a` expected, `b` desired) or an atomicrmw the value model knows (`a` its
+/// operand, `b` one of the `RMW_*` codes).
+pub const CB_BEFORE_UPDATE: &str = "__irs_before_update";
+/// The atomicrmw operations [`CB_BEFORE_UPDATE`] passes (`b`).
+pub const RMW_XCHG: u64 = 1;
+pub const RMW_ADD: u64 = 2;
+pub const RMW_SUB: u64 = 3;
 /// `void __irs_after(u64 site)`.
 pub const CB_AFTER: &str = "__irs_after";
 /// `void __irs_on_violation(u64 site, u32 kind, char *assertion, char *file, u32 line, char *function)`.

@@ -18,10 +18,14 @@ pub enum AccessKind {
     /// (which reads the mutex's first word, `dependence::objects_of`). The runtime makes it,
     /// never the pass.
     Free,
+    /// An rmw or cmpxchg that left memory as it was (a compare-exchange that failed, an
+    /// exchange of the value already there): a read (`crate::value_model`). The pass never
+    /// emits it; the model labels updates so.
+    UnchangedUpdate,
 }
 
 impl AccessKind {
-    pub const ALL: [AccessKind; 7] = [
+    pub const ALL: [AccessKind; 8] = [
         AccessKind::Load,
         AccessKind::Store,
         AccessKind::AtomicLoad,
@@ -29,6 +33,7 @@ impl AccessKind {
         AccessKind::Rmw,
         AccessKind::CmpXchg,
         AccessKind::Free,
+        AccessKind::UnchangedUpdate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,12 +45,13 @@ impl AccessKind {
             AccessKind::Rmw => "rmw",
             AccessKind::CmpXchg => "cmpxchg",
             AccessKind::Free => "free",
+            AccessKind::UnchangedUpdate => "update-unchanged",
         }
     }
 
     /// Does it (possibly) write? Two accesses to one location conflict unless both only read.
     pub fn writes(self) -> bool {
-        !matches!(self, AccessKind::Load | AccessKind::AtomicLoad)
+        !matches!(self, AccessKind::Load | AccessKind::AtomicLoad | AccessKind::UnchangedUpdate)
     }
 
     /// The code the pass passes to the runtime (see [`crate::abi`]).

@@ -106,7 +106,7 @@ mod tests {
     use crate::ids::ThreadId;
 
     fn access(addr: u64, size: u32) -> Event {
-        Event { tid: ThreadId(0), k: 0, site: None, kind: EventKind::Access(AccessKind::Load), object: ObjectRef::Memory { addr, size, logical: None } }
+        Event { tid: ThreadId(0), k: 0, site: None, kind: EventKind::Access(AccessKind::Load), object: ObjectRef::Memory { addr, size, logical: None }, value: None }
     }
 
     #[test]
@@ -125,8 +125,8 @@ mod tests {
     /// internal object of a primitive has no word.
     #[test]
     fn a_mutex_operation_is_on_its_first_word_too() {
-        let lock = |addr: u64| Event { tid: ThreadId(1), k: 0, site: None, kind: EventKind::Lock, object: ObjectRef::Mutex { addr, logical: None } };
-        let free = Event { tid: ThreadId(0), k: 0, site: None, kind: EventKind::Access(AccessKind::Free), object: ObjectRef::Memory { addr: 64, size: 48, logical: None } };
+        let lock = |addr: u64| Event { tid: ThreadId(1), k: 0, site: None, kind: EventKind::Lock, object: ObjectRef::Mutex { addr, logical: None }, value: None };
+        let free = Event { tid: ThreadId(0), k: 0, site: None, kind: EventKind::Access(AccessKind::Free), object: ObjectRef::Memory { addr: 64, size: 48, logical: None }, value: None };
         let of_lock: Vec<_> = objects_of(&lock(72)).collect();
         assert_eq!(of_lock, vec![ObjectKey::Mutex(Region::Static, 72), ObjectKey::Word(Region::Static, 18)]);
         assert!(objects_of(&free).any(|k| k == of_lock[1]));

@@ -131,7 +131,7 @@ mod tests {
     use crate::logical_addr::Region;
 
     fn access(tid: u32, kind: AccessKind) -> Event {
-        Event { tid: ThreadId(tid), k: 0, site: None, kind: EventKind::Access(kind), object: ObjectRef::Memory { addr: 8, size: 4, logical: None } }
+        Event { tid: ThreadId(tid), k: 0, site: None, kind: EventKind::Access(kind), object: ObjectRef::Memory { addr: 8, size: 4, logical: None }, value: None }
     }
 
     /// Trace `W0 R1 R2 R1 W2 R0`: under reads-commute the reads follow the write before them and

@@ -282,6 +282,9 @@ pub struct PendingOp {
     pub site: Option<SiteId>,
     pub kind: EventKind,
     pub object: ObjectRef,
+    /// What a store stores or an update compares and writes (EXPLORE, accesses of at most 8
+    /// bytes the pass gave a value for; see `crate::value_model`).
+    pub value: Option<crate::operand::Valued>,
 }
 
 /// One scheduling decision: which thread ran, and what every enabled thread was about to do.
@@ -321,4 +324,7 @@ pub struct Event {
     pub site: Option<SiteId>,
     pub kind: EventKind,
     pub object: ObjectRef,
+    /// What a store stores or an update compares and writes (EXPLORE, accesses of at most 8
+    /// bytes the pass gave a value for; see `crate::value_model`).
+    pub value: Option<crate::operand::Valued>,
 }

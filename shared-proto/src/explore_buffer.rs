@@ -19,6 +19,7 @@ use crate::ids::{SiteId, ThreadId};
 use crate::logical_addr::LogicalAddr;
 use crate::outcome::{Outcome, ViolationKind};
 use crate::trace::ThreadInfo;
+use crate::operand::{raw, Operand, Valued, Value};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The header word at `at` of the buffer at `base` (`len` bytes) as an atomic: the counts and the
@@ -52,7 +53,7 @@ pub fn clear_live(b: &mut [u8]) {
 }
 
 pub const BUFFER_MAGIC: u64 = u64::from_le_bytes(*b"IRSXPLR1");
-pub const BUFFER_VERSION: u32 = 4;
+pub const BUFFER_VERSION: u32 = 5;
 /// Logical threads one execution may have (the enabled set of a step is a 64-bit mask).
 pub const MAX_THREADS: usize = 64;
 /// The `chosen` of a last, pseudo step that lists the operations the threads left blocked at a
@@ -66,9 +67,9 @@ const THREAD_RECORD: usize = 16;
 /// 1 once the child has set the header up for the run the executor asked for (see the module
 /// doc); 0 before.
 const LIVE: usize = THREADS_AT + MAX_THREADS * THREAD_RECORD;
-const EVENT: usize = 56;
+const EVENT: usize = 104;
 const STEP: usize = 24;
-const ENABLED: usize = 56;
+const ENABLED: usize = 104;
 
 /// How many records of each kind a buffer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,10 +132,62 @@ pub struct OpRecord {
     pub addr: u64,
     pub size: u32,
     pub logical: Option<LogicalAddr>,
+    /// The operand of a store or an update (`crate::value_model`).
+    pub value: Option<Valued>,
+}
+
+/// A value as 24 bytes at `at`: its logical address's raw encoding.
+fn put_value(b: &mut [u8], at: usize, v: Value) {
+    let (tag, thread, alloc, offset) = v.to_raw();
+    put32(b, at, tag);
+    put32(b, at + 4, thread);
+    put32(b, at + 8, alloc);
+    put64(b, at + 16, offset);
+}
+
+fn get_value(b: &[u8], at: usize) -> Option<Value> {
+    LogicalAddr::from_raw(get32(b, at), get32(b, at + 4), get32(b, at + 8), get64(b, at + 16)).ok().flatten()
+}
+
+/// An operand into the record at `at` (out of line: most records have none): its code (0 is
+/// none; bit 8 says the update changed memory), its first value, and a compare-exchange's
+/// second (only then written, and read).
+#[inline(never)]
+fn put_operand(b: &mut [u8], at: usize, v: Valued) {
+    let (code, x) = match v.operand {
+        Operand::Store(x) => (1, x),
+        Operand::Cas { expected, desired } => {
+            put_value(b, at + 80, desired);
+            (2, expected)
+        }
+        Operand::Xchg(x) => (3, x),
+        Operand::Add(d) => (4, raw(d)),
+        Operand::Sub(d) => (5, raw(d)),
+    };
+    put32(b, at + 44, code | (v.changed as u32) << 8);
+    put_value(b, at + 56, x);
+}
+
+/// The operand [`put_operand`] wrote at `at` (code `code`, not 0); `None` for a code or value no
+/// writer emits.
+fn get_operand(b: &[u8], at: usize, code: u32) -> Option<Valued> {
+    let a = get_value(b, at + 56)?;
+    let operand = match code & 0xff {
+        1 => Operand::Store(a),
+        2 => Operand::Cas { expected: a, desired: get_value(b, at + 80)? },
+        3 => Operand::Xchg(a),
+        4 => Operand::Add(a.offset),
+        5 => Operand::Sub(a.offset),
+        _ => return None,
+    };
+    Some(Valued { operand, changed: code & 0x100 != 0 })
 }
 
 impl OpRecord {
-    fn put(&self, b: &mut [u8], at: usize, k: u32) {
+    /// `stored`: keep a store's value (an event, or a cut-off thread's next operation, which the
+    /// exploration may make an event of); an enabled operation's record leaves it out (the
+    /// exploration needs an update's operands there, to label it, but no store's).
+    fn put(&self, b: &mut [u8], at: usize, k: u32, stored: bool) {
         put32(b, at, self.tid);
         put32(b, at + 4, k);
         put64(b, at + 8, self.site.map_or(0, |s| s.0));
@@ -146,6 +199,12 @@ impl OpRecord {
         put32(b, at + 36, thread);
         put32(b, at + 40, alloc);
         put64(b, at + 48, offset);
+        // The operand's values only where there is one (most records have none): the reader
+        // reads them only then.
+        match self.value {
+            Some(v) if stored || !matches!(v.operand, Operand::Store(_)) => put_operand(b, at, v),
+            _ => put32(b, at + 44, 0),
+        }
     }
 
     fn get(b: &[u8], at: usize) -> Option<(OpRecord, u32)> {
@@ -158,13 +217,17 @@ impl OpRecord {
                 size: get32(b, at + 20),
                 addr: get64(b, at + 24),
                 logical: LogicalAddr::from_raw(get32(b, at + 32), get32(b, at + 36), get32(b, at + 40), get64(b, at + 48)).ok()?,
+                value: match get32(b, at + 44) {
+                    0 => None,
+                    code => Some(get_operand(b, at, code)?),
+                },
             },
             get32(b, at + 4),
         ))
     }
 
     fn pending(&self) -> PendingOp {
-        PendingOp { tid: ThreadId(self.tid), site: self.site, kind: self.kind, object: self.kind.object(self.addr, self.size, self.logical) }
+        PendingOp { tid: ThreadId(self.tid), site: self.site, kind: self.kind, object: self.kind.object(self.addr, self.size, self.logical), value: self.value }
     }
 }
 
@@ -271,7 +334,7 @@ impl<'a> BufferWriter<'a> {
             return false;
         }
         let at = self.events_at() + n as usize * EVENT;
-        op.put(self.b, at, k);
+        op.put(self.b, at, k, true);
         publish(self.b, N_EVENTS, n + 1);
         true
     }
@@ -279,13 +342,15 @@ impl<'a> BufferWriter<'a> {
     /// A decision: the thread chosen, the enabled operations, and when (µs of the execution's
     /// running time since `main`, counted across the pauses of snapshots).
     pub fn step(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32) -> bool {
-        self.step_with(chosen, enabled, micros, None, 0)
+        self.step_with(chosen, enabled.iter(), micros, None, 0)
     }
 
     /// [`step`](Self::step) with, for a `Kill`, what the killed thread was about to do (`cut`,
     /// kept as one more operation record after the enabled ones), and for a nondet call the
     /// value it takes (`choice`).
-    pub fn step_with(&mut self, chosen: u32, enabled: &[OpRecord], micros: u32, cut: Option<&OpRecord>, choice: u32) -> bool {
+    /// The enabled operations are read where they are (no copy: the runtime writes a step at
+    /// every decision).
+    pub fn step_with<'o>(&mut self, chosen: u32, enabled: impl ExactSizeIterator<Item = &'o OpRecord>, micros: u32, cut: Option<&'o OpRecord>, choice: u32) -> bool {
         let (ns, ne) = (get32(self.b, N_STEPS), get32(self.b, N_ENABLED));
         let records = enabled.len() + cut.is_some() as usize;
         if ns >= self.cap.steps || ne as usize + records > self.cap.enabled as usize {
@@ -294,12 +359,16 @@ impl<'a> BufferWriter<'a> {
         let at = self.steps_at() + ns as usize * STEP;
         put32(self.b, at, chosen);
         put32(self.b, at + 4, ne);
-        put32(self.b, at + 8, enabled.len() as u32);
+        let n = enabled.len();
+        put32(self.b, at + 8, n as u32);
         put32(self.b, at + 12, get32(self.b, N_EVENTS));
         put32(self.b, at + 16, micros);
         put32(self.b, at + 20, cut.is_some() as u32 | choice << 16);
-        for (i, op) in enabled.iter().chain(cut).enumerate() {
-            op.put(self.b, self.enabled_at() + (ne as usize + i) * ENABLED, 0);
+        for (i, op) in enabled.enumerate() {
+            op.put(self.b, self.enabled_at() + (ne as usize + i) * ENABLED, 0, false);
+        }
+        if let Some(op) = cut {
+            op.put(self.b, self.enabled_at() + (ne as usize + n) * ENABLED, 0, true);
         }
         // The enabled count first: a reader that sees the step sees its records counted.
         publish(self.b, N_ENABLED, ne + records as u32);
@@ -481,7 +550,7 @@ fn decode_event(b: &[u8], i: usize, nt: u32) -> Result<Event, BufferError> {
     if op.tid >= nt {
         return Err(corrupt(format!("unknown thread {}", op.tid)));
     }
-    Ok(Event { tid: ThreadId(op.tid), k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size, op.logical) })
+    Ok(Event { tid: ThreadId(op.tid), k, site: op.site, kind: op.kind, object: op.kind.object(op.addr, op.size, op.logical), value: op.value })
 }
 
 /// Append the `n` enabled-operation records from `first` (of step `step`, whose range is
@@ -741,7 +810,7 @@ mod tests {
     use crate::access_kind::AccessKind;
 
     fn op(tid: u32, kind: EventKind, addr: u64) -> OpRecord {
-        OpRecord { tid, kind, site: Some(SiteId(7)), addr, size: 4, logical: None }
+        OpRecord { tid, kind, site: Some(SiteId(7)), addr, size: 4, logical: None, value: None }
     }
 
     /// A buffer of `n` bytes, aligned as a mapping is (the header words are atomics).
@@ -768,14 +837,15 @@ mod tests {
         {
             let mut w = BufferWriter::init(buf.bytes_mut(), cap).unwrap();
             assert!(w.thread(0, None, 0) && w.thread(1, Some(0), 0));
-            let store = op(0, EventKind::Access(AccessKind::Store), 0x10);
+            let heap = LogicalAddr { region: crate::Region::Heap { thread: ThreadId(1), alloc: 2 }, offset: 8 };
+            let store = OpRecord { value: Some(Valued { operand: Operand::Store(heap), changed: false }), ..op(0, EventKind::Access(AccessKind::Store), 0x10) };
             assert!(w.step(0, &[store], 5));
             assert!(w.event(&store, 0));
             assert!(w.step(1, &[op(0, EventKind::Lock, 0x20), op(1, EventKind::Create, 1)], 9));
             assert!(w.event(&op(1, EventKind::Create, 1), 0));
-            for _ in 0..2 {
-                w.event(&store, 1);
-            }
+            let cas = Operand::Cas { expected: raw(3), desired: heap };
+            w.event(&OpRecord { value: Some(Valued { operand: cas, changed: true }), ..op(1, EventKind::Access(AccessKind::CmpXchg), 0x10) }, 1);
+            w.event(&store, 1);
             assert!(!w.event(&store, 3), "full");
             w.outcome(ChildOutcome::Deadlock("T0 waits for lock 0x20; T1 waits for join T0"));
             w.outcome(ChildOutcome::Exit(0));
@@ -786,6 +856,9 @@ mod tests {
         assert_eq!(e.events.len(), 4);
         assert_eq!(e.steps[1].enabled[1].object, crate::ObjectRef::Thread(ThreadId(1)));
         assert_eq!(e.step_micros, [5, 9]);
+        assert!(e.events[0].value.is_some());
+        assert_eq!(e.steps[0].enabled[0].value, None, "an enabled store's value is left out");
+        assert_eq!(e.events[2].value, Some(Valued { operand: Operand::Cas { expected: raw(3), desired: LogicalAddr { region: crate::Region::Heap { thread: ThreadId(1), alloc: 2 }, offset: 8 } }, changed: true }));
         assert_eq!(e.outcome, Some(Outcome::Deadlock { waiting: vec!["T0 waits for lock 0x20".into(), "T1 waits for join T0".into()] }));
 
         let corrupted = |at: usize, f: &dyn Fn(&mut u8)| {
@@ -797,6 +870,8 @@ mod tests {
         assert!(corrupted(0, &|x| *x ^= 1).is_err());
         assert!(corrupted(HEADER + 16, &|x| *x = 99).is_err(), "event kind");
         assert!(corrupted(HEADER + 32, &|x| *x = 7).is_err(), "logical address tag");
+        assert!(corrupted(HEADER + 44, &|x| *x = 9).is_err(), "operand code");
+        assert!(corrupted(HEADER + 56, &|x| *x = 9).is_err(), "operand value's tag");
         assert!(corrupted(HEADER, &|x| *x = 9).is_err(), "event of an unknown thread");
         assert!(read(&b[..100]).is_err());
     }

@@ -1,19 +1,25 @@
 //! Little-endian fields of fixed-layout byte records (the explore buffer, the prefix segment,
 //! the fork-server frames). The plain accessors panic on an out-of-range offset (callers check
-//! sizes first); the `try_` ones return `None`, for decoding untrusted input.
+//! sizes first); the `try_` ones return `None`, for decoding untrusted input. The plain ones are
+//! `#[inline]`: the runtime's buffer writes (generic, so compiled in the runtime's crate) call
+//! them at every decision.
 
+#[inline]
 pub fn get32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
+#[inline]
 pub fn get64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
+#[inline]
 pub fn put32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
+#[inline]
 pub fn put64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }

@@ -21,6 +21,7 @@ pub mod le;
 pub mod ids;
 pub mod logical_addr;
 pub mod module_descriptor;
+pub mod operand;
 pub mod outcome;
 pub mod prefix_check;
 pub mod prefix_segment;
@@ -30,6 +31,7 @@ pub mod stdin_stat;
 pub mod symbolizer;
 pub mod sync_object;
 pub mod trace;
+pub mod value_model;
 pub mod vector_clock;
 
 pub use access_kind::AccessKind;

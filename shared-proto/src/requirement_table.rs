@@ -155,7 +155,7 @@ mod tests {
     use std::sync::Arc;
 
     fn ev(tid: u32, k: u32, kind: EventKind, object: ObjectRef) -> Event {
-        Event { tid: ThreadId(tid), k, site: None, kind, object }
+        Event { tid: ThreadId(tid), k, site: None, kind, object, value: None }
     }
     fn mem(addr: u64) -> ObjectRef {
         ObjectRef::Memory { addr, size: 4, logical: None }

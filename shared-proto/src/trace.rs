@@ -20,7 +20,7 @@ use std::path::Path;
 pub const TRACE_MAGIC: [u8; 8] = *b"IRSTRACE";
 /// 2: mutexes carry their logical address. 3: the process's end (`End`, `Kill`) and the cut
 /// operation of a kill step.
-pub const TRACE_FORMAT_VERSION: u32 = 3;
+pub const TRACE_FORMAT_VERSION: u32 = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -194,6 +194,7 @@ mod tests {
                 site: None,
                 kind: EventKind::Access(crate::AccessKind::Store),
                 object: ObjectRef::Memory { addr: 0x1000, size: 4, logical: None },
+                value: Some(crate::operand::Valued { operand: crate::operand::Operand::Store(crate::operand::raw(7)), changed: false }),
             }],
             steps: vec![],
             outcome: Outcome::Exit(0),

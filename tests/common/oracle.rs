@@ -13,7 +13,9 @@
 //!   sequence of scheduling choices is so visited exactly once.
 //! * Canonical form of an execution ([`key_under`]): per thread, the sequence of its events (kind,
 //!   site, objects); per object, the sequence of `(thread, k)` that touched it, the reads of a
-//!   word between two writes as a set under reads-commute. Two executions
+//!   word between two writes as a set under reads-commute; an update that leaves memory as it
+//!   found it (a failed compare-exchange) is a read, as `shared_proto::value_model` labels one
+//!   interleaving's events in order (the model's only definition). Two executions
 //!   are the same trace iff their keys are equal. Runtime thread ids depend on the creation
 //!   order, which depends on the schedule when several threads create threads, so every thread
 //!   is named by its creation path instead (`main`, `main.0` for main's first child, `main.0.1`
@@ -222,7 +224,10 @@ pub fn key_under(trace: &Trace, eq: Equivalence, ordered: &BTreeSet<String>) -> 
     // Per object, its events in order, each with whether it commutes with its neighbours
     // that commute.
     let mut objects: BTreeMap<String, Vec<(String, bool)>> = BTreeMap::new();
-    for e in &trace.events {
+    // Updates that leave memory as they found it are reads, as the value model labels them.
+    let mut events = trace.events.clone();
+    shared_proto::value_model::label_trace(&mut events);
+    for e in &events {
         let t = namer.thread(e.tid);
         let keys: Vec<ObjectKey> = objects_of(e).collect();
         let objs: Vec<String> = keys.iter().map(|o| namer.object(o)).collect();

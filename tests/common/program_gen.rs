@@ -45,12 +45,30 @@
 //! - `spin`: `volatile int sf0, sf1`: a thread spins `while (!sf0) ;` (a loop that only reads: the
 //!   runtime ends it, discarded, or reports a livelock) for a flag another thread sets, sets only
 //!   on a value read, never sets, or sets only after spinning on `sf1` itself (a livelock).
+//! - `atomics`: `int a0, a1` (a1 a third of the time) touched only by `__atomic_*` builtins
+//!   (`__ATOMIC_SEQ_CST`), to exercise the value model's idle updates (an update that leaves
+//!   memory as it found it is a read when the value it finds is known:
+//!   shared_proto/src/value_model.rs): `main` stores 0 or 1 before the creates (atomically, or
+//!   with a plain store), or nobody does (updates then find an unknown value until a store,
+//!   and half the time nobody stores at all); 2–3 threads each make 1–3 of: a compare-exchange
+//!   with small constants (`r = e; ok = __atomic_compare_exchange_n(&a0, &r, d, 0, ...)`: 0→1,
+//!   1→2, 0→0, 1→1, 1→0, 2→1), its result or the value it found asserted on or branched on; a
+//!   compare-exchange "lock" (`if (ok == 1) { write a global; release }`, the release a store of
+//!   0, an exchange to 0 or a `fetch_sub` of 1); `__atomic_exchange_n` of 0 or 1 and
+//!   `__atomic_fetch_add` / `__atomic_fetch_sub` of 0 or 1 (the old value kept in a local, or
+//!   dropped); an atomic store of 0–2; an atomic load (asserted or branched on). No loops (no
+//!   retries): nothing waits, so the scenario adds no deadlock. Sometimes `main` loads `a0`
+//!   after its joins and asserts on it.
 //!
 //! Whether a program gets a scenario, and which, is drawn from a second random stream of the
 //! seed, so a program that gets none is the one the generator made before scenarios existed,
 //! byte for byte (checked on seeds 0–2999). The programs of the seeds that get one changed when
 //! the scenarios were added (after commit e07a7c6): about a third of every seed range, with
 //! `sync_percent` 35, so earlier campaigns' reports name other programs for those seeds.
+//! `atomics` came later, drawn from the same stream after the others: a sixth of the programs
+//! that draw scenarios but not `spin` get `atomics` in place of the last one drawn; every other
+//! program (those with `spin` included, which tests/spin_rule.rs runs) is byte for byte what it
+//! was before `atomics` existed (checked on seeds 0–2999).
 //! `GenOptions { sync_percent: 0, scenario: None }` gives the earlier generator exactly.
 //!
 //! Every program ends under every schedule, or ends in a deadlock or a livelock the runtime
@@ -95,7 +113,7 @@ pub struct GenOptions {
     /// before scenarios existed).
     pub sync_percent: u32,
     /// Give every program this scenario (by its feature name: `cond`, `sem`, `once`, `barrier`,
-    /// `rwlock`, `recursive`, `spin`) and no other, for a campaign on one primitive.
+    /// `rwlock`, `recursive`, `spin`, `atomics`) and no other, for a campaign on one primitive.
     pub scenario: Option<String>,
 }
 
@@ -107,9 +125,13 @@ impl Default for GenOptions {
 
 /// The scenario of the feature name `name`.
 fn scenario_named(name: &str) -> Sync {
-    const NAMES: [&str; 7] = ["cond", "sem", "once", "barrier", "rwlock", "recursive", "spin"];
+    const NAMES: [&str; 8] = ["cond", "sem", "once", "barrier", "rwlock", "recursive", "spin", "atomics"];
     let i = NAMES.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no scenario `{name}` (one of {})", NAMES.join(", ")));
-    SYNCS[i]
+    if i < SYNCS.len() {
+        SYNCS[i]
+    } else {
+        Sync::Atomics
+    }
 }
 
 /// A synchronisation scenario (see the module's documentation).
@@ -122,12 +144,19 @@ enum Sync {
     RwLock,
     Recursive,
     Spin,
+    Atomics,
 }
 
+/// The scenarios drawn with `pick` (`Atomics` is drawn apart, so that these draws are as they
+/// were before it existed).
 const SYNCS: [Sync; 7] = [Sync::Cond, Sync::Sem, Sync::Once, Sync::Barrier, Sync::RwLock, Sync::Recursive, Sync::Spin];
 
 /// The second random stream's salt (which scenarios a seed's program gets).
 const SYNC_SALT: u64 = 0x5C0E_D51C_0000_0020;
+
+/// Percentage of the programs that draw scenarios (but not `spin`) that get `atomics` in place of
+/// the last one drawn.
+const ATOMICS_PERCENT: u32 = 17;
 
 /// splitmix64: a small deterministic generator (no crates).
 pub struct Rng(u64);
@@ -170,6 +199,11 @@ enum Loc {
     H(usize),
     /// `o[i]`: the thread's own heap block.
     O(usize),
+    /// `a{i}`: a word of the `atomics` scenario (only ever accessed by `__atomic_*` builtins but
+    /// for main's plain store before the creates).
+    A(usize),
+    /// No location: what a compare-exchange returns (0 or 1), as a local's source.
+    Bool,
 }
 
 impl Loc {
@@ -178,6 +212,8 @@ impl Loc {
             Loc::G(i) => format!("g{i}"),
             Loc::H(i) => format!("h[{i}]"),
             Loc::O(i) => format!("o[{i}]"),
+            Loc::A(i) => format!("a{i}"),
+            Loc::Bool => unreachable!("a compare-exchange's result is no location"),
         }
     }
 }
@@ -273,6 +309,34 @@ enum St {
     SpinWait { f: usize },
     /// `sf{f} = 1;`
     SpinSet { f: usize },
+    /// `__atomic_store_n(&a{w}, v, __ATOMIC_SEQ_CST);`, or (`plain`) `a{w} = v;`
+    AtomStore { w: usize, plain: bool, v: i32 },
+    /// `r{r} = __atomic_load_n(&a{w}, __ATOMIC_SEQ_CST);`
+    AtomLoad { r: usize, w: usize },
+    /// `r{e} = exp; [r{ok} =] __atomic_compare_exchange_n(&a{w}, &r{e}, des, 0, __ATOMIC_SEQ_CST,
+    /// __ATOMIC_SEQ_CST);` (`r{e}` is then the value found)
+    Cas { w: usize, e: usize, exp: i32, des: i32, ok: Option<usize> },
+    /// `[r{r} =] __atomic_exchange_n(&a{w}, v, ...)`, `__atomic_fetch_add(&a{w}, v, ...)` or
+    /// `__atomic_fetch_sub(&a{w}, v, ...)` (`__ATOMIC_SEQ_CST`)
+    Rmw { w: usize, op: RmwOp, v: i32, r: Option<usize> },
+}
+
+/// A read-modify-write of the `atomics` scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RmwOp {
+    Xchg,
+    Add,
+    Sub,
+}
+
+impl RmwOp {
+    fn builtin(self) -> &'static str {
+        match self {
+            RmwOp::Xchg => "__atomic_exchange_n",
+            RmwOp::Add => "__atomic_fetch_add",
+            RmwOp::Sub => "__atomic_fetch_sub",
+        }
+    }
 }
 
 /// Where a condition variable's signaller signals.
@@ -418,6 +482,16 @@ pub const ALL_FEATURES: &[&str] = &[
     "spin-conditional",
     "spin-never-set",
     "spin-mutual",
+    "atomics",
+    "atomics-init",
+    "atomics-init-plain",
+    "atomics-no-store",
+    "atomics-two-words",
+    "atomics-cas",
+    "atomics-cas-lock",
+    "atomics-xchg",
+    "atomics-add",
+    "atomics-idle",
 ];
 
 pub struct Generated {
@@ -451,6 +525,10 @@ pub fn generate_with(seed: u64, opts: &GenOptions) -> Generated {
             if !syncs.contains(&s) {
                 syncs.push(s);
             }
+        }
+        // A draw more, after the others: those programs that do not get atomics are unchanged.
+        if !syncs.contains(&Sync::Spin) && srng.chance(ATOMICS_PERCENT) {
+            *syncs.last_mut().unwrap() = Sync::Atomics;
         }
         syncs.sort();
     }
@@ -1100,6 +1178,128 @@ impl<'a> Gen<'a> {
                 }
                 self.insert(spinner, spin);
             }
+            Sync::Atomics => {
+                let words = if self.rng.chance(30) { 2 } else { 1 };
+                let k = if n >= 3 && self.rng.chance(40) { 3 } else { 2 };
+                let roles = self.distinct_threads(k);
+                let g = self.rng.below(self.nglobals);
+                // Who makes the words' values known first: main before the creates (an atomic
+                // or a plain store), or nobody (updates find an unknown value until a thread
+                // stores; half of those times nobody ever stores).
+                let mut no_store = false;
+                for w in 0..words {
+                    match self.rng.below(100) {
+                        0..=34 => {
+                            let v = self.rng.pick(&[0, 0, 1]);
+                            self.insert_first_in_main(St::AtomStore { w, plain: false, v });
+                        }
+                        35..=54 => {
+                            let v = self.rng.pick(&[0, 0, 1]);
+                            self.insert_first_in_main(St::AtomStore { w, plain: true, v });
+                        }
+                        _ => no_store |= w == 0 && self.rng.chance(50),
+                    }
+                }
+                for &t in &roles {
+                    let nops = match self.shrink {
+                        0 => self.rng.pick(&[1, 2, 2, 3]),
+                        1 => self.rng.pick(&[1, 1, 2]),
+                        _ => 1,
+                    };
+                    let mut sts = Vec::new();
+                    for _ in 0..nops {
+                        let w = self.rng.below(words);
+                        let op = self.atomic_op(t, w, g, no_store && w == 0);
+                        sts.extend(op);
+                    }
+                    self.insert(t, sts);
+                }
+                // Main reads the word after its joins, sometimes.
+                if self.extra(30) {
+                    let r = self.new_local(0, Some(Loc::A(0)));
+                    let want = self.want();
+                    let main = &mut self.threads[0].body;
+                    main.push(St::AtomLoad { r, w: 0 });
+                    main.push(St::AssertNe { r, want, c: 0 });
+                }
+            }
+        }
+    }
+
+    /// Sometimes an assertion on local `r` (`percent` of the time).
+    fn maybe_assert(&mut self, r: usize, percent: u32) -> Vec<St> {
+        if self.rng.chance(percent) {
+            let want = self.want();
+            vec![St::AssertNe { r, want, c: 0 }]
+        } else {
+            vec![]
+        }
+    }
+
+    /// One operation of the `atomics` scenario on `a{w}` by thread `t` (`g`: the global a lock
+    /// protects; `no_store`: nobody stores `a{w}`, so that every update finds an unknown value).
+    fn atomic_op(&mut self, t: usize, w: usize, g: usize, no_store: bool) -> Vec<St> {
+        match self.rng.below(100) {
+            0..=21 => {
+                // A compare-exchange "lock": 0 -> 1, then a write, then the release.
+                let e = self.new_local(t, Some(Loc::A(w)));
+                let ok = self.new_local(t, Some(Loc::Bool));
+                let release = match self.rng.below(if no_store { 2 } else { 3 }) {
+                    0 => St::Rmw { w, op: RmwOp::Xchg, v: 0, r: None },
+                    1 => St::Rmw { w, op: RmwOp::Sub, v: 1, r: None },
+                    _ => St::AtomStore { w, plain: false, v: 0 },
+                };
+                let body = vec![self.write_global(g), release];
+                vec![St::Cas { w, e, exp: 0, des: 1, ok: Some(ok) }, St::If { r: ok, v: 1, body }]
+            }
+            22..=47 => {
+                let (exp, des) = self.rng.pick(&[(0, 1), (0, 1), (1, 2), (0, 0), (1, 1), (1, 0), (2, 1)]);
+                let e = self.new_local(t, Some(Loc::A(w)));
+                let ok = if self.rng.chance(75) { Some(self.new_local(t, Some(Loc::Bool))) } else { None };
+                let mut v = vec![St::Cas { w, e, exp, des, ok }];
+                match (ok, self.rng.below(100)) {
+                    (Some(ok), 0..=39) => v.extend(self.maybe_assert(ok, 100)),
+                    (Some(ok), 40..=64) => {
+                        let on = self.rng.pick(&[0, 1]);
+                        let body = vec![self.write_global(g)];
+                        v.push(St::If { r: ok, v: on, body });
+                    }
+                    _ => v.extend(self.maybe_assert(e, 60)),
+                }
+                v
+            }
+            48..=63 => {
+                let val = self.rng.pick(&[0, 1, 1]);
+                let r = if self.rng.chance(70) { Some(self.new_local(t, Some(Loc::A(w)))) } else { None };
+                let mut v = vec![St::Rmw { w, op: RmwOp::Xchg, v: val, r }];
+                if let Some(r) = r {
+                    v.extend(self.maybe_assert(r, 50));
+                }
+                v
+            }
+            64..=81 => {
+                let d = self.rng.pick(&[0, 0, 1]);
+                let op = if self.rng.chance(35) { RmwOp::Sub } else { RmwOp::Add };
+                let r = if self.rng.chance(70) { Some(self.new_local(t, Some(Loc::A(w)))) } else { None };
+                let mut v = vec![St::Rmw { w, op, v: d, r }];
+                if let Some(r) = r {
+                    v.extend(self.maybe_assert(r, 50));
+                }
+                v
+            }
+            82..=89 if !no_store => vec![St::AtomStore { w, plain: false, v: self.rng.pick(&[0, 1, 2]) }],
+            _ => {
+                let r = self.new_local(t, Some(Loc::A(w)));
+                let mut v = vec![St::AtomLoad { r, w }];
+                if self.rng.chance(35) {
+                    let on = self.rng.pick(&[0, 1]);
+                    let body = vec![self.write_global(g)];
+                    v.push(St::If { r, v: on, body });
+                } else {
+                    v.extend(self.maybe_assert(r, 60));
+                }
+                v
+            }
         }
     }
 
@@ -1120,6 +1320,12 @@ impl<'a> Gen<'a> {
                     St::WriteConst { loc, v } => add(*loc, &[*v]),
                     St::WriteLocal { loc, .. } => add(*loc, &[1, 2, 3, 4]),
                     St::Incr { loc } => add(*loc, &[1, 2, 3, 4]),
+                    St::AtomStore { w, v, .. } => add(Loc::A(*w), &[*v]),
+                    // The expected value too: the local `e` holds it when the exchange succeeds.
+                    St::Cas { w, exp, des, .. } => add(Loc::A(*w), &[*exp, *des]),
+                    St::Rmw { w, op: RmwOp::Xchg, v, .. } => add(Loc::A(*w), &[*v]),
+                    // Adds and subtracts: widened below.
+                    St::Rmw { .. } => {}
                     _ => {
                         if let Some(body) = s.body() {
                             walk(body, t, vals, own_by)
@@ -1138,6 +1344,33 @@ impl<'a> Gen<'a> {
         for v in vals.values_mut() {
             v.insert(0);
         }
+        // The atomics' words: every value plus up to as many as the adds and minus up to as
+        // many as the subtracts of 1 (an over-approximation).
+        fn steps(sts: &[St], out: &mut BTreeMap<(usize, bool), i32>) {
+            for s in sts {
+                if let St::Rmw { w, op: op @ (RmwOp::Add | RmwOp::Sub), v, .. } = s {
+                    *out.entry((*w, *op == RmwOp::Add)).or_default() += *v;
+                }
+                if let Some(body) = s.body() {
+                    steps(body, out);
+                }
+            }
+        }
+        let mut by: BTreeMap<(usize, bool), i32> = BTreeMap::new();
+        for th in &self.threads {
+            steps(&th.body, &mut by);
+        }
+        for w in 0..2 {
+            let (up, down) = (by.get(&(w, true)).copied().unwrap_or(0), by.get(&(w, false)).copied().unwrap_or(0));
+            if up + down > 0 {
+                vals.entry(Loc::A(w)).or_insert_with(|| BTreeSet::from([0]));
+            }
+            if let Some(set) = vals.get_mut(&Loc::A(w)) {
+                let base: Vec<i32> = set.iter().copied().collect();
+                set.extend(base.iter().flat_map(|b| (-down..=up).map(move |d| b + d)));
+            }
+        }
+        vals.insert(Loc::Bool, BTreeSet::from([0, 1]));
         let mut published = BTreeSet::from([0]);
         for th in &self.threads {
             if th.publishes {
@@ -1234,7 +1467,9 @@ impl<'a> Gen<'a> {
     /// operation; a spin-wait reads its flag once or twice (an iteration each) and, when the
     /// second read what the first read, the execution ends there (discarded or a livelock: the
     /// end, then one operation per other thread, its kill, as at an `exit`; the others may move
-    /// until then, and a flag set meanwhile changes nothing).
+    /// until then, and a flag set meanwhile changes nothing). An `__atomic_*` builtin of the
+    /// `atomics` scenario is one access, one operation (it never blocks, and the value model's
+    /// labels only merge interleavings into fewer traces).
     fn estimate(&self) -> u64 {
         #[derive(Clone, Copy, Debug)]
         enum Op {
@@ -1520,6 +1755,8 @@ impl<'a> Gen<'a> {
                         }
                     }
                     St::SpinSet { f } => v.push(Op::SetFlag(1 + f)),
+                    // One access each (the compare-exchange's expected value is a local).
+                    St::AtomStore { .. } | St::AtomLoad { .. } | St::Cas { .. } | St::Rmw { .. } => v.push(Op::Plain),
                 }
             }
         }
@@ -1920,6 +2157,21 @@ impl<'a> Gen<'a> {
                         }
                     }
                     St::SpinSet { .. } => add("spin"),
+                    St::AtomStore { .. } | St::AtomLoad { .. } => add("atomics"),
+                    St::Cas { exp, des, .. } => {
+                        add("atomics");
+                        add("atomics-cas");
+                        if exp == des {
+                            add("atomics-idle");
+                        }
+                    }
+                    St::Rmw { op, v, .. } => {
+                        add("atomics");
+                        add(if *op == RmwOp::Xchg { "atomics-xchg" } else { "atomics-add" });
+                        if *op != RmwOp::Xchg && *v == 0 {
+                            add("atomics-idle");
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -2004,6 +2256,33 @@ impl<'a> Gen<'a> {
         if all.iter().any(|s| matches!(s, St::If { body, .. } if body.iter().any(|b| matches!(b, St::SpinSet { .. })))) {
             add("spin-conditional");
         }
+        if self.syncs.contains(&Sync::Atomics) {
+            let main_stores = |plain: bool| self.threads[0].body.iter().take_while(|s| !matches!(s, St::Create { .. })).any(|s| matches!(s, St::AtomStore { plain: p, .. } if *p == plain));
+            if main_stores(false) {
+                add("atomics-init");
+            }
+            if main_stores(true) {
+                add("atomics-init-plain");
+            }
+            let word = |s: &St| match s {
+                St::AtomStore { w, .. } | St::AtomLoad { w, .. } | St::Cas { w, .. } | St::Rmw { w, .. } => Some(*w),
+                _ => None,
+            };
+            // A word updated but never stored: every update on it finds an unknown value.
+            let updated = |w: usize| all.iter().any(|s| matches!(s, St::Cas { w: x, .. } | St::Rmw { w: x, .. } if *x == w));
+            let stored = |w: usize| all.iter().any(|s| matches!(s, St::AtomStore { w: x, .. } if *x == w));
+            if (0..2).any(|w| updated(w) && !stored(w)) {
+                add("atomics-no-store");
+            }
+            if (0..2).all(|w| all.iter().any(|s| word(s) == Some(w))) {
+                add("atomics-two-words");
+            }
+            // A compare-exchange whose success guards a write and a release.
+            let locked = |s: &&St| matches!(s, St::If { v: 1, body, .. } if body.len() == 2 && matches!(body[1], St::AtomStore { .. } | St::Rmw { .. }));
+            if all.iter().any(locked) {
+                add("atomics-cas-lock");
+            }
+        }
         f
     }
 
@@ -2040,6 +2319,7 @@ impl<'a> Gen<'a> {
             ("barrier", "pthread_barrier_t b0;\n"),
             ("rwlock", "pthread_rwlock_t rw0 = PTHREAD_RWLOCK_INITIALIZER;\n"),
             ("spin", "volatile int sf0, sf1;\n"),
+            ("atomics", "int a0, a1;\n"),
         ];
         for (feature, declaration) in DECLARATIONS {
             if features.has(feature) {
@@ -2243,6 +2523,24 @@ impl<'a> Gen<'a> {
                 }
                 St::SpinSet { f } => {
                     let _ = writeln!(s, "{ind}sf{f} = 1;");
+                }
+                St::AtomStore { w, plain: true, v } => {
+                    let _ = writeln!(s, "{ind}a{w} = {v};");
+                }
+                St::AtomStore { w, plain: false, v } => {
+                    let _ = writeln!(s, "{ind}__atomic_store_n(&a{w}, {v}, __ATOMIC_SEQ_CST);");
+                }
+                St::AtomLoad { r, w } => {
+                    let _ = writeln!(s, "{ind}r{r} = __atomic_load_n(&a{w}, __ATOMIC_SEQ_CST);");
+                }
+                St::Cas { w, e, exp, des, ok } => {
+                    let _ = writeln!(s, "{ind}r{e} = {exp};");
+                    let to = ok.map(|r| format!("r{r} = ")).unwrap_or_default();
+                    let _ = writeln!(s, "{ind}{to}__atomic_compare_exchange_n(&a{w}, &r{e}, {des}, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);");
+                }
+                St::Rmw { w, op, v, r } => {
+                    let to = r.map(|r| format!("r{r} = ")).unwrap_or_default();
+                    let _ = writeln!(s, "{ind}{to}{}(&a{w}, {v}, __ATOMIC_SEQ_CST);", op.builtin());
                 }
             }
         }

@@ -14,6 +14,23 @@ use std::ffi::{c_char, c_void, CStr};
 
 #[no_mangle]
 pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
+    before(site, addr, info, None)
+}
+
+/// A store whose value the pass gives (`shared_proto::abi::CB_BEFORE_STORE`).
+#[no_mangle]
+pub extern "C" fn __irs_before_store(site: u64, addr: *const c_void, info: u32, value: u64) {
+    before(site, addr, info, Some(scheduler::RawOperand::Store(value)))
+}
+
+/// A cmpxchg or atomicrmw whose operands the pass gives (`shared_proto::abi::CB_BEFORE_UPDATE`).
+#[no_mangle]
+pub extern "C" fn __irs_before_update(site: u64, addr: *const c_void, info: u32, a: u64, b: u64) {
+    before(site, addr, info, Some(scheduler::RawOperand::Update(a, b)))
+}
+
+/// Before an access; `value`: its operands where the pass gave them (only EXPLORE uses them).
+fn before(site: u64, addr: *const c_void, info: u32, value: Option<scheduler::RawOperand>) {
     if crate::thread::signal_state::inside() {
         // A signal handler's accesses are nobody's events (`signals`).
         return;
@@ -34,7 +51,7 @@ pub extern "C" fn __irs_before(site: u64, addr: *const c_void, info: u32) {
         Mode::Chaos => return chaos::perturb(),
         Mode::Explore => {
             if let Some((kind, size)) = abi::decode_info(info) {
-                scheduler::access_before(site, addr as u64, kind, size);
+                scheduler::access_before(site, addr as u64, kind, size, value);
             }
             return;
         }

@@ -128,7 +128,7 @@ impl RecorderState {
                 _ => {}
             }
         }
-        self.events.push(Event { tid, k, site, kind, object });
+        self.events.push(Event { tid, k, site, kind, object, value: None });
     }
 
     /// Allocate the logical id of a thread the calling thread is about to create.

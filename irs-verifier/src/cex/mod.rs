@@ -24,6 +24,7 @@ pub mod semaphore;
 use crate::object_table::{ObjClass, ObjIdx, ObjectTable};
 use product::{Product, MAX_PRODUCT_OBJECTS};
 use crate::unfolding::{action_kind, ActionIdx, EventIdx, Unfolding};
+use crate::update_labels::{self, Source};
 use shared_proto::EventKind;
 
 /// Whether `e` is an event of kind `kind` on `o` by a thread other than `o`'s own (a kill or a
@@ -69,14 +70,21 @@ pub struct Extensions {
 impl Extensions {
     /// Add to `u` the conflicting extensions that `e` gives (`own` is the object of `e`'s
     /// thread).
-    pub fn of_event(&mut self, u: &mut Unfolding, objects: &ObjectTable, e: EventIdx, own: ObjIdx) {
+    /// `alt`: for an update the value model follows, its other version's action (the write
+    /// version of one that is a read here, and the other way round; see `update_labels`).
+    pub fn of_event(&mut self, u: &mut Unfolding, objects: &ObjectTable, e: EventIdx, own: ObjIdx, alt: Option<(ActionIdx, EventKind)>) {
         let action = u.action_idx(e);
         let kind = u.event_kind(e);
+        let src = update_labels::source_of_event(u, e);
         let mut preds = std::mem::take(&mut self.preds);
         preds.clear();
         preds.extend(u.preds(e).map(|(_, p)| p));
         let gap = u.gap(e);
-        self.add_moved(u, objects, action, kind, &preds, own, gap);
+        self.add_moved(u, objects, action, kind, &preds, own, gap, src);
+        if let Some((alt, alt_kind)) = alt {
+            update_labels::alternate_preds(u, e, alt, &mut preds);
+            self.add_moved(u, objects, alt, alt_kind, &preds, own, gap, src);
+        }
         self.preds = preds;
     }
 
@@ -86,13 +94,16 @@ impl Extensions {
     /// events are in `cex(C)` although no event of `C` has their action.
     /// `gap`: the steps the thread took since its last event (see [`Unfolding::gap`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn of_blocked(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx, gap: u32) {
-        self.add_moved(u, objects, action, kind, preds, own, gap);
+    /// `src`: what the value model follows of the operation (`update_labels`).
+    pub fn of_blocked(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx, gap: u32, src: Source) {
+        self.add_moved(u, objects, action, kind, preds, own, gap, src);
     }
 
     /// The extensions share the thread predecessor, and so the gap, of the event they move.
     #[allow(clippy::too_many_arguments)]
-    fn add_moved(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx, gap: u32) {
+    /// An update the value model follows is placed only where the model labels it as `kind`
+    /// says (the other version is placed by its own call).
+    fn add_moved(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], own: ObjIdx, gap: u32, src: Source) {
         let kind = action_kind(kind);
         let (objs, new_preds) = (&mut self.objs, &mut self.new_preds);
         objs.clear();
@@ -106,7 +117,7 @@ impl Extensions {
         let sem = (kind.on_semaphore() || kind.on_barrier() || kind.on_rwlock()) && !always_enabled(objects, objs, kind) && others <= MAX_PRODUCT_OBJECTS;
         if sem || ((2..=MAX_PRODUCT_OBJECTS).contains(&others) && mutexes <= 1 && objs.iter().all(|&o| o == own || placeable(o) || objects.class(o) == ObjClass::Mutex)) {
             let mutex = objs.iter().position(|&o| objects.class(o) == ObjClass::Mutex);
-            self.product.add(u, objects, action, kind, preds, objs, own, t0, mutex, gap);
+            self.product.add(u, objects, action, kind, preds, objs, own, t0, mutex, gap, src);
             return;
         }
         for (slot, &o) in objs.iter().enumerate() {
@@ -158,7 +169,10 @@ impl Extensions {
                     EventKind::TryLock if !free => EventKind::TryLockFail,
                     k => k,
                 };
-                u.event(action, new_preds, new_kind, gap);
+                if update_labels::label(u, objects, action, new_preds, new_kind, src) != new_kind {
+                    continue;
+                }
+                update_labels::make(u, objects, action, new_preds, new_kind, gap, src);
             }
         }
     }

@@ -6,6 +6,7 @@
 use super::{barrier, mutex_free_after, rwlock, semaphore};
 use crate::object_table::{ObjIdx, ObjectTable};
 use crate::unfolding::{ActionIdx, EventIdx, Unfolding};
+use crate::update_labels::{self, Source};
 use shared_proto::EventKind;
 
 /// Memory events on at most this many objects besides their thread get every placement (see
@@ -47,7 +48,7 @@ pub(super) struct Product {
 impl Product {
     #[allow(clippy::too_many_arguments)]
     /// `mutex`: the index in `objs` of the mutex the event is on, if any.
-    pub(super) fn add(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, mutex: Option<usize>, gap: u32) {
+    pub(super) fn add(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, mutex: Option<usize>, gap: u32, src: Source) {
         self.slots.clear();
         self.slots.extend((0..objs.len()).filter(|&i| objs[i] != own));
         self.mutex = mutex.and_then(|m| self.slots.iter().position(|&i| i == m));
@@ -72,12 +73,13 @@ impl Product {
         self.new_preds.clear();
         self.new_preds.extend_from_slice(preds);
         self.new_preds.iter_mut().zip(objs).filter(|(_, &o)| o == own).for_each(|(p, _)| *p = t0);
-        self.choose(u, objects, action, kind, objs, gap);
+        self.choose(u, objects, action, kind, objs, gap, src);
     }
 
     /// Choose a candidate for the next object (each agreeing with those chosen), and make the
     /// event once every object has one.
-    fn choose(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, objs: &[ObjIdx], gap: u32) {
+    #[allow(clippy::too_many_arguments)]
+    fn choose(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, objs: &[ObjIdx], gap: u32, src: Source) {
         let level = self.chosen.len();
         if level == self.slots.len() {
             if self.chosen.iter().any(|&c| c != 0) {
@@ -94,7 +96,10 @@ impl Product {
                     (k, _) if k.on_barrier() && !barrier::enabled(u, objects, objs, &self.new_preds, k, u.actions(action).thread) => return,
                     (k, _) => k,
                 };
-                u.event(action, &self.new_preds, kind, gap);
+                if update_labels::label(u, objects, action, &self.new_preds, kind, src) != kind {
+                    return;
+                }
+                update_labels::make(u, objects, action, &self.new_preds, kind, gap, src);
             }
             return;
         }
@@ -114,7 +119,7 @@ impl Product {
             }
             self.chosen.push(c);
             self.new_preds[self.slots[level]] = p;
-            self.choose(u, objects, action, kind, objs, gap);
+            self.choose(u, objects, action, kind, objs, gap, src);
             self.chosen.pop();
         }
     }

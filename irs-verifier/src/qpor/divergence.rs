@@ -98,7 +98,7 @@ mod tests {
     }
 
     fn ev(tid: u32, k: u32, kind: EventKind, addr: u64) -> Event {
-        Event { tid: ThreadId(tid), k, site: None, kind, object: ObjectRef::Memory { addr, size: 4, logical: None } }
+        Event { tid: ThreadId(tid), k, site: None, kind, object: ObjectRef::Memory { addr, size: 4, logical: None }, value: None }
     }
 
     #[test]

@@ -11,8 +11,9 @@ use super::{site_text, Verifier, VerifyError};
 use crate::cex;
 use crate::object_table::{ObjClass, ObjIdx};
 use crate::thread_names::RunThreads;
-use crate::unfolding::EventIdx;
-use shared_proto::{EventKind, ObjectRef, PendingOp, ThreadId};
+use crate::unfolding::{ActionIdx, EventIdx};
+use crate::update_labels;
+use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
 
 impl Verifier<'_> {
     /// A kill at the process's end at step `s` (DESIGN §3) cuts `victim` off: what it forecloses
@@ -48,7 +49,9 @@ impl Verifier<'_> {
         ops.extend(enabled.iter().filter(|o| o.kind == EventKind::Join && o.object == ObjectRef::Thread(victim)).map(|o| (*o, true)));
         for (op, is_enabled) in ops {
             let ev = as_event(&op);
-            let (a, own) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+            let (a, own, op_kind) = self.labeled_action(threads, op.tid, &ev);
+            let ev = Event { kind: op_kind, ..ev };
+            let src = update_labels::source_of(&ev);
             if self.no_event(a) {
                 for i in 0..self.u.actions(a).elided.len() {
                     let x = self.u.actions(a).elided[i];
@@ -61,12 +64,13 @@ impl Verifier<'_> {
                 continue;
             }
             let gap = self.since.get(op.tid.0 as usize).copied().unwrap_or(0);
-            let kind = self.at_c(a, op.kind);
+            let kind = self.at_c(a, op_kind);
             let preds = self.preds_buf.clone();
             if is_enabled {
-                self.u.event(a, &preds, kind, gap);
+                update_labels::make(&mut self.u, &self.objects, a, &preds, kind, gap, src);
             }
-            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
+            self.extensions.of_blocked(&mut self.u, &self.objects, a, op_kind, &preds, own, gap, src);
+            self.blocked_alternate(threads, &ev, a, own, self.c.last(own), gap);
         }
         Ok(())
     }
@@ -93,12 +97,14 @@ impl Verifier<'_> {
                 }
             }
             let ev = as_event(&op);
-            let (a, own) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+            let (a, own, op_kind) = self.labeled_action(threads, op.tid, &ev);
+            let ev = Event { kind: op_kind, ..ev };
+            let src = update_labels::source_of(&ev);
             if self.no_event(a) {
                 continue;
             }
             let own_pred = self.u.pred(kill, own);
-            let kind = self.at_c(a, op.kind);
+            let kind = self.at_c(a, op_kind);
             let objs: Vec<ObjIdx> = self.u.actions(a).objects.to_vec();
             let mut preds = self.preds_buf.clone();
             for (i, &o) in objs.iter().enumerate() {
@@ -118,9 +124,19 @@ impl Verifier<'_> {
                 _ => true,
             };
             if free {
-                self.u.event(a, &preds, kind, gap);
+                update_labels::make(&mut self.u, &self.objects, a, &preds, kind, gap, src);
             }
-            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
+            self.extensions.of_blocked(&mut self.u, &self.objects, a, op_kind, &preds, own, gap, src);
+            self.blocked_alternate(threads, &ev, a, own, own_pred, gap);
         }
+    }
+
+    /// For an update a thread is cut off at (`e`, labelled at `C`), the other version's moves up
+    /// its objects' chains from `C` (`update_labels`): what the update would be placed earlier.
+    /// `own_pred`: its thread predecessor.
+    fn blocked_alternate(&mut self, threads: &RunThreads, e: &Event, action: ActionIdx, own: ObjIdx, own_pred: Option<EventIdx>, gap: u32) {
+        let Some((alt, alt_kind)) = self.alternate(threads, e.tid, e, action) else { return };
+        let preds: Vec<Option<EventIdx>> = self.u.actions(alt).objects.iter().map(|&o| if o == own { own_pred } else { self.c.last(o) }).collect();
+        self.extensions.of_blocked(&mut self.u, &self.objects, alt, alt_kind, &preds, own, gap, update_labels::source_of(e));
     }
 }

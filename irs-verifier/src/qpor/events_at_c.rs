@@ -11,11 +11,12 @@ use crate::thread_names::RunThreads;
 use crate::unfolding::{action_kind, ActionIdx, EventIdx};
 use shared_proto::dependence::{objects_of, ObjectKey};
 use shared_proto::equivalence::reads_only;
-use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
+use crate::update_labels::{self, Source};
+use shared_proto::{AccessKind, Event, EventKind, ObjectRef, PendingOp, ThreadId};
 
 /// A pending operation as the event it would be (its `k` does not matter here).
 pub(super) fn as_event(op: &PendingOp) -> Event {
-    Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object }
+    Event { tid: op.tid, k: 0, site: op.site, kind: op.kind, object: op.object, value: op.value }
 }
 
 impl Verifier<'_> {
@@ -171,10 +172,46 @@ impl Verifier<'_> {
         }
     }
 
-    /// The event of action `a` at `C` (whether it is new), created with `gap` if it is.
-    pub(super) fn event_at_c(&mut self, a: ActionIdx, kind: EventKind, gap: u32) -> (EventIdx, bool) {
+    /// The event of action `a` at `C` (whether it is new), created with `gap` if it is (with
+    /// what the value model follows of it, `src`).
+    pub(super) fn event_at_c(&mut self, a: ActionIdx, kind: EventKind, gap: u32, src: Source) -> (EventIdx, bool) {
         let kind = self.at_c(a, kind);
-        self.u.event(a, &self.preds_buf, kind, gap)
+        update_labels::make(&mut self.u, &self.objects, a, &self.preds_buf, kind, gap, src)
+    }
+
+    /// [`action_for`](Self::action_for) one event, as the value model labels it at `C`: an update
+    /// that leaves memory as it was there is the read version (`update_labels`). Also its kind
+    /// (the event's, relabelled).
+    pub(super) fn labeled_action(&mut self, threads: &RunThreads, tid: ThreadId, e: &Event) -> (ActionIdx, ObjIdx, EventKind) {
+        let (a, own) = self.action_for(threads, tid, e.site, e.kind, std::slice::from_ref(e));
+        if !update_labels::is_update(e.kind) {
+            return (a, own, e.kind);
+        }
+        self.at_c(a, e.kind);
+        let label = update_labels::label(&self.u, &self.objects, a, &self.preds_buf, e.kind, update_labels::source_of(e));
+        if label == e.kind {
+            return (a, own, label);
+        }
+        let relabeled = Event { kind: label, ..*e };
+        let (a, own) = self.action_for(threads, tid, e.site, label, &[relabeled]);
+        (a, own, label)
+    }
+
+    /// The other version of an update `e` (already labelled) that the value model follows: the
+    /// write version of a read, the read version of a write (`update_labels`), as an action of
+    /// thread `tid` and its kind.
+    /// `action`: `e`'s. The read version of a write only where some placement finds a value it
+    /// leaves unchanged (`update_labels::read_version_possible`).
+    pub(super) fn alternate(&mut self, threads: &RunThreads, tid: ThreadId, e: &Event, action: ActionIdx) -> Option<(ActionIdx, EventKind)> {
+        let src = update_labels::source_of(e);
+        let operand = src.and_then(|(_, op)| op).filter(|_| update_labels::is_update(e.kind))?;
+        let other = match e.kind {
+            EventKind::Access(AccessKind::UnchangedUpdate) => EventKind::Access(shared_proto::value_model::update_kind(operand)),
+            _ if update_labels::read_version_possible(&self.u, &self.objects, action, |o| self.c.last(o), src) => EventKind::Access(AccessKind::UnchangedUpdate),
+            _ => return None,
+        };
+        let (a, _) = self.action_for(threads, tid, e.site, other, &[Event { kind: other, ..*e }]);
+        (!self.no_event(a)).then_some((a, other))
     }
 
     /// Whether a step of action `a` is no event: an access to race-free words only.

@@ -18,7 +18,7 @@ impl Verifier<'_> {
         let a = self.u.action_of(e).clone();
         for v in (0..of).filter(|&v| v != a.choice) {
             let av = self.u.intern_action(a.thread, a.own, a.site, a.kind, &a.objects, &a.elided, v);
-            self.event_at_c(av, EventKind::Nondet, gap);
+            self.event_at_c(av, EventKind::Nondet, gap, None);
         }
         let info = a.site.and_then(|id| self.ex.hello().sites.iter().find(|(i, _)| *i == id));
         // A choice the runtime makes itself (which waiter a `pthread_cond_signal` wakes, see
@@ -44,7 +44,7 @@ impl Verifier<'_> {
             }
             let (action, _) = self.action_for(threads, op.tid, op.site, op.kind, &[as_event(op)]);
             let gap = self.since.get(op.tid.index()).copied().unwrap_or(0);
-            self.event_at_c(action, op.kind, gap);
+            self.event_at_c(action, op.kind, gap, None);
         }
     }
 

@@ -16,11 +16,11 @@ impl Verifier<'_> {
     /// and the others would only lengthen the object trees' sibling lists the comb searches).
     pub(super) fn pending_event(&mut self, threads: &RunThreads, op: &PendingOp) -> Option<EventIdx> {
         let ev = as_event(op);
-        let (a, _) = self.action_for(threads, op.tid, op.site, op.kind, &[ev]);
+        let (a, _, kind) = self.labeled_action(threads, op.tid, &ev);
         if self.no_event(a) {
             return None;
         }
-        self.at_c(a, op.kind);
+        self.at_c(a, kind);
         self.u.find(a, &self.preds_buf)
     }
 

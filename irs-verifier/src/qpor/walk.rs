@@ -10,6 +10,7 @@ use super::run_steps::RunSteps;
 use super::sibling_marks::SiblingMarks;
 use super::{divergence, Verifier, VerifyError};
 use crate::thread_names::RunThreads;
+use crate::update_labels;
 use crate::unfolding::{ActionIdx, EventIdx};
 use shared_proto::{Event, EventKind, ObjectRef, PendingOp, ThreadId};
 
@@ -108,7 +109,21 @@ impl Verifier<'_> {
                 done.push(as_event(&op));
             }
             let done = &done[..];
-            let (action, own) = self.action_for(&w.threads, step.chosen, done[0].site, done[0].kind, done);
+            // One event: labelled as the value model says at `C` (an update that leaves memory as
+            // it was is a read); a memcpy's two halves are as they are.
+            let (action, own, kind) = match done {
+                [e] => self.labeled_action(&w.threads, step.chosen, e),
+                _ => {
+                    let (a, own) = self.action_for(&w.threads, step.chosen, done[0].site, done[0].kind, done);
+                    (a, own, done[0].kind)
+                }
+            };
+            if kind == EventKind::Access(shared_proto::AccessKind::UnchangedUpdate) && done[0].value.is_some_and(|v| v.changed) {
+                return Err(VerifyError::Nondeterministic(format!(
+                    "at step {s}, {} changed memory where the value model says it leaves it as it was (the value it found was written where irs does not see it)",
+                    divergence::describe_event(self.ex.hello(), &done[0])
+                )));
+            }
             let block_words = if done[0].kind == EventKind::Atomic { std::mem::take(&mut self.block_words) } else { Vec::new() };
             if let (EventKind::Kill, ObjectRef::Thread(victim)) = (done[0].kind, done[0].object) {
                 self.cut_off(&w.threads, run, s, victim)?;
@@ -123,7 +138,11 @@ impl Verifier<'_> {
             let event = match self.no_event(action) {
                 true => None,
                 false => {
-                    let (e, new) = self.event_at_c(action, done[0].kind, since_before);
+                    let src = match done {
+                        [e] => update_labels::source_of(e),
+                        _ => None,
+                    };
+                    let (e, new) = self.event_at_c(action, kind, since_before, src);
                     if !new && self.u.gap(e) != since_before {
                         return Err(VerifyError::Nondeterministic(format!(
                             "at step {s}, T{} took {since_before} unsynchronised steps before an event where an earlier run took {}",
@@ -210,7 +229,11 @@ impl Verifier<'_> {
             self.path.push(Node { event: Some(e), tid: step.entry(), action, cut, access_mark, since_before, sleep: w.sleep.clone(), runs_at: self.stats.runs, marks: None });
             self.since[tid] = 0;
             self.c.push(&self.u, e);
-            self.extensions.of_event(&mut self.u, &self.objects, e, own);
+            let alt = match done {
+                [x] => self.alternate(&w.threads, step.chosen, &Event { kind, ..*x }, action),
+                _ => None,
+            };
+            self.extensions.of_event(&mut self.u, &self.objects, e, own, alt);
             if !w.sleep.is_empty() {
                 let objs = self.u.objects(e);
                 w.sleep.retain(|&d| self.u.objects(d).iter().all(|o| !objs.contains(o)));
@@ -231,7 +254,7 @@ impl Verifier<'_> {
             }
             let preds: Vec<Option<EventIdx>> = self.u.actions(a).objects.iter().map(|&o| self.c.last(o)).collect();
             let gap = self.since.get(op.tid.0 as usize).copied().unwrap_or(0);
-            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap);
+            self.extensions.of_blocked(&mut self.u, &self.objects, a, op.kind, &preds, own, gap, update_labels::source_of(&ev));
         }
         self.cut_at_end(&w.threads);
         w.leaf = Some(Leaf::Maximal);

@@ -71,6 +71,7 @@ impl Unfolding {
                     frontier: Frontier::default(),
                     same_hash: None,
                     gap,
+                    mem: None,
                 });
                 EventIdx(self.events.len() as u32 - 1)
             }
@@ -151,7 +152,7 @@ impl Unfolding {
         let same_hash = self.by_key.insert(hash, idx);
         let ev = &mut self.events[idx.0 as usize];
         (ev.nodes, ev.skips, ev.frontier) = (nodes, skips, frontier);
-        (ev.action, ev.kind, ev.same_hash, ev.gap) = (action, kind, same_hash, gap);
+        (ev.action, ev.kind, ev.same_hash, ev.gap, ev.mem) = (action, kind, same_hash, gap, None);
         self.alive[idx.0 as usize] = true;
         self.scratch_objs = objects;
         self.live += 1;

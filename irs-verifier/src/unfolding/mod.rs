@@ -85,6 +85,18 @@ struct Event {
     /// (accesses to race-free words, see `race_free_words`): a function of the event, as the
     /// thread's steps after its predecessor are a function of that predecessor's history.
     gap: u32,
+    /// For an access the value model follows (`crate::update_labels`): where it is, its
+    /// operand, and what it leaves for later accesses to find.
+    mem: Option<Box<MemFacts>>,
+}
+
+/// What the value model (`shared_proto::value_model`) knows of an access event: a function of
+/// the event (its action and history), set once when it is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemFacts {
+    pub place: (shared_proto::LogicalAddr, u32),
+    pub operand: Option<shared_proto::value_model::Operand>,
+    pub left: Option<shared_proto::value_model::LastWrite>,
 }
 
 pub struct Unfolding {
@@ -156,6 +168,16 @@ impl Unfolding {
 
     pub fn event_kind(&self, e: EventIdx) -> EventKind {
         self.ev(e).kind
+    }
+
+    /// What the value model knows of `e` (`None` for an event it does not follow).
+    pub fn mem(&self, e: EventIdx) -> Option<&MemFacts> {
+        self.ev(e).mem.as_deref()
+    }
+
+    /// Set what the value model knows of `e`, a new event (see `crate::update_labels`).
+    pub fn set_mem(&mut self, e: EventIdx, facts: MemFacts) {
+        self.events[e.0 as usize].mem = Some(Box::new(facts));
     }
 
     pub fn objects(&self, e: EventIdx) -> &[ObjIdx] {

@@ -16,6 +16,7 @@ use crate::explore::fiber::{self, Fiber};
 use crate::explore::fiber_tls;
 use shared_proto::explore_buffer::{ChildOutcome, OpRecord, BLOCKED_STEP, MAX_THREADS};
 use shared_proto::explore_protocol::{Policy, RequestView, MAX_SCHEDULE};
+use shared_proto::value_model::Valued;
 use shared_proto::{AccessKind, EventKind, LogicalAddr, SiteId, ThreadId};
 
 /// The requested schedule. Static, not on the heap: see [`Continuation`](super::Continuation).
@@ -180,12 +181,12 @@ pub(super) fn decide(me: usize) {
         }
         s.threads[chosen].slept = false;
         let micros = s.elapsed();
-        s.ops.clear();
-        s.ops.extend(enabled.iter().map(|&t| s.threads[t].pending.expect("enabled threads have one")));
+        let threads = &s.threads;
+        let ops = enabled.iter().map(|&t| threads[t].pending.as_ref().expect("enabled threads have one"));
         // A kill records what the thread it cuts off was about to do.
-        let op = s.threads[chosen].pending.expect("enabled threads have one");
-        let cut = (op.kind == EventKind::Kill).then(|| s.threads.get(op.addr as usize).filter(|v| !v.finished).and_then(|v| v.pending)).flatten();
-        if !s.buffer.step_with(chosen as u32, &s.ops, micros, cut.as_ref(), s.choice) {
+        let op = threads[chosen].pending.as_ref().expect("enabled threads have one");
+        let cut = (op.kind == EventKind::Kill).then(|| threads.get(op.addr as usize).filter(|v| !v.finished).and_then(|v| v.pending.as_ref())).flatten();
+        if !s.buffer.step_with(chosen as u32, ops, micros, cut, s.choice) {
             return Ok(Ok(Ok(None)));
         }
         s.step += 1;
@@ -229,6 +230,11 @@ pub(super) fn grant(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32)
 }
 
 pub(super) fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical: Option<LogicalAddr>) {
+    grant_valued(kind, site, addr, size, logical, None)
+}
+
+/// [`grant_op`] for an access with its operand (`shared_proto::value_model`).
+pub(super) fn grant_valued(kind: EventKind, site: Option<SiteId>, addr: u64, size: u32, logical: Option<LogicalAddr>, value: Option<Valued>) {
     /// What the calling thread does next.
     enum Next {
         /// Wait for the operation's turn (and, for a new thread, hand back to its creator).
@@ -240,7 +246,7 @@ pub(super) fn grant_op(kind: EventKind, site: Option<SiteId>, addr: u64, size: u
     }
     let next = with(|s| {
         let me = s.current;
-        let op = OpRecord { tid: me as u32, kind, site, addr, size, logical };
+        let op = OpRecord { tid: me as u32, kind, site, addr, size, logical, value };
         let th = &mut s.threads[me];
         if th.atomic_depth > 0 {
             let EventKind::Access(_) = kind else { return Next::Unsupported(kind) };
@@ -284,7 +290,8 @@ pub(super) fn done() -> EventKind {
             th.atomic_open -= 1;
             return (true, EventKind::Access(AccessKind::Load));
         }
-        let op = th.pending.take().expect("done without grant");
+        let mut op = th.pending.take().expect("done without grant");
+        super::update_check::note_changed(&mut op, th.found);
         if !th.nested.is_empty() {
             th.pending = Some(th.nested.remove(0));
         }

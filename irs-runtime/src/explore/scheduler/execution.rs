@@ -13,7 +13,7 @@ use crate::explore::fiber::{self, Fiber, FiberFn};
 use crate::explore::fiber_tls::StaticTls;
 use crate::explore::stack_pool;
 use crate::thread::spin_watch::Writes;
-use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark, MAX_THREADS};
+use shared_proto::explore_buffer::{BufferWriter, ChildOutcome, Mark};
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
@@ -88,7 +88,6 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         keys: Vec::new(),
         clock_base: monotonic_micros(),
         paused_at: 0,
-        ops: Vec::with_capacity(MAX_THREADS),
         ending: None,
         thread_bound: None,
         choice: 0,

@@ -13,9 +13,11 @@
 //! violation (after its event, which the free's event is dependent with). Each execution is a
 //! process of its own: what it keeps is gone with it.
 
-use super::decision::{done, grant_op};
+use super::decision::{done, grant_valued};
+use super::update_check;
 use super::{with, Scheduler};
-use shared_proto::{sync_object, AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
+use shared_proto::value_model::{raw, Operand, Valued, Value};
+use shared_proto::{abi, sync_object, AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::ffi::c_void;
 
 impl Scheduler {
@@ -27,19 +29,62 @@ impl Scheduler {
             let l = self.logical_mutex(base);
             return LogicalAddr { region: l.region, offset: sync_object::sub(l.offset, tag) };
         }
+        self.in_heap_or_stack(addr).unwrap_or(LogicalAddr { region: Region::Static, offset: addr })
+    }
+
+    /// `addr`'s name by the live heap block or the stack it lies in, if it lies in one.
+    fn in_heap_or_stack(&self, addr: u64) -> Option<LogicalAddr> {
         if let Some((&base, &(size, thread, alloc))) = self.heap.range(..=addr).next_back() {
             if addr < base + size.max(1) {
-                return LogicalAddr { region: Region::Heap { thread: ThreadId(thread), alloc }, offset: addr - base };
+                return Some(LogicalAddr { region: Region::Heap { thread: ThreadId(thread), alloc }, offset: addr - base });
             }
         }
         for (t, th) in self.threads.iter().enumerate() {
             let (bottom, top) = th.stack;
             if bottom <= addr && addr < top {
-                return LogicalAddr { region: Region::Stack { thread: ThreadId(t as u32) }, offset: top - addr };
+                return Some(LogicalAddr { region: Region::Stack { thread: ThreadId(t as u32) }, offset: top - addr });
             }
         }
-        LogicalAddr { region: Region::Static, offset: addr }
+        None
     }
+
+    /// The `size`-byte value `v` as the value model compares it (`shared_proto::value_model`):
+    /// a pointer into a heap block (freed or not) or a stack by its logical address, the same in
+    /// every execution; anything else raw.
+    fn value(&self, v: u64, size: u32) -> Value {
+        // Small numbers (NULL, counts, flags) are no address of a heap block or a stack.
+        if size == 8 && v >= 1 << 16 {
+            if let Some(at) = freed_block(self, v).map(|(_, at)| at).or_else(|| self.in_heap_or_stack(v)) {
+                return at;
+            }
+        }
+        raw(if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) })
+    }
+
+    /// The operand of an access the pass gave values for (`abi::CB_BEFORE_STORE`,
+    /// `abi::CB_BEFORE_UPDATE`), as the value model takes it; `None` for an update it does not
+    /// model.
+    fn operand(&self, kind: AccessKind, size: u32, given: RawOperand) -> Option<Valued> {
+        let v = |x| self.value(x, size);
+        let masked = |x: u64| if size >= 8 { x } else { x & ((1u64 << (8 * size)) - 1) };
+        let operand = match (kind, given) {
+            (AccessKind::Store | AccessKind::AtomicStore, RawOperand::Store(x)) => Operand::Store(v(x)),
+            (AccessKind::CmpXchg, RawOperand::Update(e, d)) => Operand::Cas { expected: v(e), desired: v(d) },
+            (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_XCHG)) => Operand::Xchg(v(x)),
+            (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_ADD)) => Operand::Add(masked(x)),
+            (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_SUB)) => Operand::Sub(masked(x)),
+            _ => return None,
+        };
+        Some(Valued { operand, changed: false })
+    }
+}
+
+/// An access's operands as the pass gave them: a store's value; a cmpxchg's expected and
+/// desired values, or an atomicrmw's operand and `abi::RMW_*` code.
+#[derive(Clone, Copy, Debug)]
+pub enum RawOperand {
+    Store(u64),
+    Update(u64, u64),
 }
 
 impl Scheduler {
@@ -159,17 +204,25 @@ fn freed_overlap(s: &Scheduler, addr: u64, size: u32) -> Option<(Freed, LogicalA
     (addr < b + f.size.max(1)).then_some((f, LogicalAddr { region: f.region, offset: addr.saturating_sub(b) }))
 }
 
-pub fn access_before(site: u64, addr: u64, kind: AccessKind, size: u32) {
+pub fn access_before(site: u64, addr: u64, kind: AccessKind, size: u32, given: Option<RawOperand>) {
     let freed_by = |s: &Scheduler| freed_overlap(s, addr, size).filter(|_| sync_object::decode(addr).is_none());
     // A block's words have the same names before and after its free.
-    let logical = with(|s| freed_by(s).map_or_else(|| s.logical(addr), |(_, at)| at));
-    grant_op(EventKind::Access(kind), Some(SiteId(site)), addr, size, Some(logical));
+    let (logical, value) = with(|s| (freed_by(s).map_or_else(|| s.logical(addr), |(_, at)| at), given.and_then(|g| s.operand(kind, size, g))));
+    grant_valued(EventKind::Access(kind), Some(SiteId(site)), addr, size, Some(logical), value);
     // Asked once the access is granted: other threads ran in between (the free among them).
     if let Some(by) = with(|s| freed_by(s).map(|(f, _)| f.by)) {
         // The access's event is in the trace (dependent with the free's); the thread stops
         // before it touches the memory.
         done();
         super::violation(ViolationKind::Abort, &after_free(super::current(), kind, logical, by));
+    }
+    if value.is_some_and(|v| !matches!(v.operand, Operand::Store(_))) {
+        // What the update finds, read now that it is granted (nothing else runs until it is
+        // done), outside the scheduler: were the address bad, this faults where the
+        // instruction would.
+        // SAFETY: the granted access's own address and size; its instruction comes next.
+        let found = unsafe { update_check::bytes_at(addr, size) };
+        with(|s| s.threads[s.current].found = found);
     }
 }
 
@@ -179,7 +232,7 @@ fn after_free(me: u32, kind: AccessKind, at: LogicalAddr, by: u32) -> String {
         AccessKind::Free => return format!("T{me} frees {at} again, a heap block T{by} freed (a double free)"),
         AccessKind::Load | AccessKind::AtomicLoad => "reads",
         AccessKind::Store | AccessKind::AtomicStore => "writes",
-        AccessKind::Rmw | AccessKind::CmpXchg => "updates",
+        AccessKind::Rmw | AccessKind::CmpXchg | AccessKind::UnchangedUpdate => "updates",
     };
     format!("T{me} {verb} {at} in a heap block T{by} freed (a use after free)")
 }

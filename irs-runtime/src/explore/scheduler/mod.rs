@@ -54,6 +54,7 @@ mod spin_loops;
 mod thread_bound;
 mod thread_data;
 mod threads;
+mod update_check;
 mod verifier;
 mod virtual_time;
 mod waits;
@@ -63,7 +64,7 @@ pub use decision::{load_schedule, schedule_region};
 pub use ending::{begin_end, complete_end, main_returned};
 pub use thread_bound::prepare as thread_bound_prepare;
 pub use execution::{buffer_mark, finish, init, live_stacks, on_pause, pause_to_host, record_signal, restart_from, resume, run};
-pub use memory::{access_after, access_before, allocated, freed, is_heap_block, Release};
+pub use memory::{access_after, access_before, allocated, freed, is_heap_block, RawOperand, Release};
 pub use mutexes::{lock, lock_kind, mutex_reinit, trylock, trylock_kind, unlock, unlock_kind};
 pub use rwlocks::{rwlock_acquire, rwlock_init, rwlock_relock, rwlock_try, rwlock_unlock};
 pub use semaphores::{sem_count_now, sem_getvalue, sem_init, sem_post, sem_trywait, sem_wait};
@@ -115,6 +116,9 @@ struct LogicalThread {
     /// Accesses opened while `pending` is being performed (the store of a memcpy whose load is
     /// `pending`): part of the same operation, so no new scheduling decision.
     nested: Vec<OpRecord>,
+    /// What its granted update found at its address (`memory::access_before`), to tell once it
+    /// is done whether it changed memory.
+    found: u64,
     next_k: u32,
     children: u32,
     /// Its children, in creation order (the order the process's end kills threads in).
@@ -162,6 +166,7 @@ impl LogicalThread {
             halted: false,
             pending: None,
             nested: Vec::new(),
+            found: 0,
             next_k: 0,
             children: 0,
             kids: Vec::new(),
@@ -225,10 +230,6 @@ struct Scheduler {
     /// Its running time when it paused at a snapshot. (The clock is read through the vDSO: tens
     /// of ns, once per decision.)
     paused_at: u64,
-    /// The enabled threads' pending operations at the decision being made (kept, not rebuilt:
-    /// an array of `MAX_THREADS` records filled at every decision was 13% of the program's time
-    /// in EXPLORE on DISP(5,4)).
-    ops: Vec<OpRecord>,
     /// The process's end, once a thread has performed it: that thread and the exit status.
     /// From then on no other end is enabled, and the ender kills the other threads one by one.
     ending: Option<(usize, c_int)>,
