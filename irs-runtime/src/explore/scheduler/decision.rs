@@ -297,13 +297,17 @@ pub(super) fn done() -> EventKind {
         }
         let k = s.threads[me].next_k;
         s.threads[me].next_k += 1;
-        match op.kind {
+        // An update that left memory as it was (a failed compare-exchange, a test-and-set of a
+        // set flag) read it: so the spin watch sees it, and it changes nothing a spinning
+        // thread reads (`update_check`).
+        let watched = if super::update_check::unchanged(&op) { EventKind::Access(AccessKind::AtomicLoad) } else { op.kind };
+        match watched {
             EventKind::Access(a) if a.writes() => s.writes.wrote(op.addr, op.size),
             // What a failed trylock read (`spin_watch`: it is a read of the mutex) changes.
             EventKind::Lock | EventKind::TryLock | EventKind::Unlock => s.writes.wrote(op.addr, 1),
             _ => {}
         }
-        s.threads[me].spin.observe(op.kind, op.site.map(|x| x.0), op.addr, op.size, &s.writes);
+        s.threads[me].spin.observe(watched, op.site.map(|x| x.0), op.addr, op.size, &s.writes);
         (s.buffer.event(&op, k), op.kind)
     });
     if !recorded {

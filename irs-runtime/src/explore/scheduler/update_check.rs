@@ -2,6 +2,8 @@
 //! a granted update finds at its address is read before it runs (`memory::access_before`), and
 //! compared with what is there once it is done (`decision::done`), so that the runtime reports
 //! it with the update's event; the verifier stops if its model called a changing update a read.
+//! The spin watch takes an update that left memory as it was as the read it is (a thread that
+//! spins on a failing compare-exchange or a test-and-set of a set flag waits, as on a load).
 
 use shared_proto::explore_buffer::OpRecord;
 use shared_proto::value_model::Operand;
@@ -28,4 +30,9 @@ pub(super) fn note_changed(op: &mut OpRecord, found: u64) {
         // SAFETY: the access the thread has just performed, at its own address and size.
         v.changed = unsafe { bytes_at(op.addr, op.size) } != found;
     }
+}
+
+/// Whether `op` (done) is an update that left memory as it was.
+pub(super) fn unchanged(op: &OpRecord) -> bool {
+    op.value.is_some_and(|v| !v.changed && !matches!(v.operand, Operand::Store(_)))
 }
