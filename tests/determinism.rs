@@ -348,6 +348,37 @@ int main(void) {
 }
 "#;
 
+/// The same, where the run that crashes also makes the exploration start over (the thread reads
+/// `y` only in the order that crashes: a reader found late, `word_readers`): the crash is
+/// confirmed before the exploration forgets it.
+const CRASHES_ONCE_THEN_RESTARTS: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+static int *runs_of_the_order;
+__attribute__((constructor)) static void setup(void) {
+  runs_of_the_order = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+}
+int x, y;
+void *t(void *a) {
+  if (__atomic_load_n(&x, __ATOMIC_SEQ_CST) == 0) {
+    (void)__atomic_load_n(&y, __ATOMIC_SEQ_CST);
+    if (__atomic_add_fetch(runs_of_the_order, 1, __ATOMIC_SEQ_CST) == 1)
+      *(volatile int *)0 = 1;
+  }
+  return 0;
+}
+int main(void) {
+  pthread_t th;
+  pthread_create(&th, 0, t, 0);
+  __atomic_store_n(&y, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&x, 1, __ATOMIC_SEQ_CST);
+  pthread_join(th, 0);
+  printf("ok\n");
+  return 0;
+}
+"#;
+
 #[test]
 fn a_crash_its_schedule_does_not_reproduce_is_no_verdict() {
     let d = scratch("determinism/once");
@@ -360,6 +391,10 @@ fn a_crash_its_schedule_does_not_reproduce_is_no_verdict() {
     }
     let schedules: Vec<_> = std::fs::read_dir(&d).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".schedule")).collect();
     assert!(schedules.is_empty(), "no bug schedule is written: {schedules:?}");
+    let restarts = build(&d, "crashes_once_then_restarts", CRASHES_ONCE_THEN_RESTARTS);
+    let o = verify(&d, &[], &restarts, &[], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("behaved differently for the same schedule") && o.stderr.contains("signal 11"), "{}", o.stderr);
 }
 
 #[test]

@@ -92,6 +92,10 @@ impl Verifier<'_> {
     /// Forget the exploration so far (a word taken as race-free raced; `self.words` knows it
     /// now) and keep its times.
     fn start_over(&mut self, why: &str, hooks: &mut dyn Hooks) -> Result<(), VerifyError> {
+        // The bugs found so far are forgotten with the rest: a deterministic program shows them
+        // again, so each must reproduce now, or the program is not one (its first run may have
+        // been its only bad one) and there is no verdict.
+        self.confirm_bugs()?;
         self.release_snapshots_off(&[])?; // all of them
         if self.words.restart_needed().is_some() || self.readers.restart_needed().is_none() {
             self.words.restarted();

@@ -62,6 +62,13 @@ impl Verifier<'_> {
             // an earlier run went on (its last step's events incomplete): an execution that did
             // not end, not a program that behaves differently.
             if !cut_short(&x) {
+                if let VerifyError::Restart(_) = e {
+                    // The run ended: what it found is confirmed before the exploration starts
+                    // over (`start_over`), which forgets it.
+                    for o in std::iter::once(x.outcome()).chain(&x.more_bugs).filter(|o| o.is_bug()) {
+                        self.record(&x, o.clone());
+                    }
+                }
                 return Err(e);
             }
             w.leaf = Some(Leaf::Maximal);
