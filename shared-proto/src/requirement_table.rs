@@ -42,10 +42,24 @@ pub struct RequirementTable {
 }
 
 impl RequirementTable {
-    /// The table of `trace`, verified under `eq`.
+    /// The table of `trace`, verified under `eq`. Under reads-commute, an update that left
+    /// memory as it was is a read as the value model labels it (`crate::value_model`, as the
+    /// exploration did): no constraint orders it with another thread's read. (A trace the model
+    /// contradicts, which no verification ends on, keeps its updates as writes.)
     pub fn from_trace(trace: &Trace, eq: Equivalence) -> RequirementTable {
         let n = trace.threads.len();
-        let events = &trace.events;
+        let labeled;
+        let events: &[crate::event::Event] = match eq {
+            Equivalence::ReadsCommute => {
+                let mut l = trace.events.clone();
+                labeled = match crate::value_model::label_trace(&mut l) {
+                    None => l,
+                    Some(_) => trace.events.clone(),
+                };
+                &labeled
+            }
+            Equivalence::Mazurkiewicz => &trace.events,
+        };
         let mut clocks: Vec<VectorClock> = Vec::with_capacity(events.len());
         let mut thread_clock = vec![VectorClock::new(n); n];
         let mut last_on = LastAccesses::new(eq);
@@ -249,5 +263,35 @@ mod tests {
         let mz = RequirementTable::from_trace(&tr, Equivalence::Mazurkiewicz);
         assert_eq!(mz.rows[2][0].requires, vec![r(0, 3), r(1, 1)], "T2's read follows T1's");
         assert_eq!(mz.rows[0][3].requires, vec![r(2, 1)]);
+    }
+
+    /// main stores 0; T1's compare-exchange 0 -> 1 succeeds, T2's then fails (a read, by the
+    /// value model), and T1 loads: the failed one is not ordered with T1's later load, only
+    /// after T1's write; taken as a write (no values: a RECORD trace) it would be.
+    #[test]
+    fn a_failed_compare_exchange_is_no_constraint_for_a_read() {
+        use crate::value_model::{raw, Operand, Valued};
+        let at = |tid, k, kind, operand: Option<Operand>, changed| Event { value: operand.map(|operand| Valued { operand, changed }), ..ev(tid, k, kind, mem(0x10)) };
+        let cas = |e, d| Some(Operand::Cas { expected: raw(e), desired: raw(d) });
+        let mut tr = sample();
+        tr.threads.push(ThreadInfo { id: ThreadId(2), parent: Some(ThreadId(0)), nth_child: 1 });
+        let cmpxchg = EventKind::Access(AccessKind::CmpXchg);
+        tr.events = vec![
+            at(0, 0, STORE, Some(Operand::Store(raw(0))), false),
+            ev(0, 1, EventKind::Create, ObjectRef::Thread(ThreadId(1))),
+            ev(0, 2, EventKind::Create, ObjectRef::Thread(ThreadId(2))),
+            at(1, 0, cmpxchg, cas(0, 1), true),
+            at(2, 0, cmpxchg, cas(0, 2), false),
+            at(1, 1, LOAD, None, false),
+        ];
+        let r = |thread, count| Requirement { thread: ThreadId(thread), count };
+        let rc = RequirementTable::from_trace(&tr, Equivalence::ReadsCommute);
+        assert_eq!(rc.rows[2][0].requires, vec![r(0, 3), r(1, 1)], "after the creation and T1's write");
+        assert_eq!(rc.rows[1][1].requires, vec![], "T1's load is not ordered after T2's failed exchange");
+        for e in &mut tr.events {
+            e.value = None;
+        }
+        let unlabeled = RequirementTable::from_trace(&tr, Equivalence::ReadsCommute);
+        assert_eq!(unlabeled.rows[1][1].requires, vec![r(2, 1)], "without values it is a write");
     }
 }
