@@ -13,6 +13,11 @@ pub fn raw(v: u64) -> Value {
     LogicalAddr { region: Region::Static, offset: v }
 }
 
+/// The low `size` bytes of `v` (all of it from 8 bytes on): a value of that size.
+pub fn of_size(v: u64, size: u32) -> u64 {
+    if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) }
+}
+
 /// What an operation writes, as the instruction says it (known before it runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Operand {

@@ -30,7 +30,7 @@ use crate::access_kind::AccessKind;
 use crate::dependence::{objects_of, ObjectKey};
 use crate::event::{Event, EventKind, ObjectRef};
 use crate::logical_addr::{LogicalAddr, Region};
-pub use crate::operand::{raw, Operand, Valued, Value};
+pub use crate::operand::{of_size, raw, Operand, Valued, Value};
 use std::collections::HashMap;
 
 /// What an operation does to its bytes, given the value it finds there.
@@ -42,11 +42,6 @@ pub enum Effect {
     Unchanged,
     /// A write leaving this value.
     Writes(Value),
-}
-
-/// The bits of a `size`-byte value.
-fn mask(size: u32) -> u64 {
-    if size >= 8 { u64::MAX } else { (1u64 << (8 * size)) - 1 }
 }
 
 /// What `op` (of `size` bytes) does when it finds `old` (`None`: not known).
@@ -73,8 +68,8 @@ pub fn effect(op: Operand, old: Option<Value>, size: u32) -> Effect {
                 let new = match op {
                     Operand::Add(_) => old.offset.wrapping_add(d),
                     _ => old.offset.wrapping_sub(d),
-                } & mask(size);
-                changes_to(raw(new))
+                };
+                changes_to(raw(of_size(new, size)))
             }
             // Arithmetic on a pointer may leave its block: its name is not known.
             _ => Effect::Unknown,

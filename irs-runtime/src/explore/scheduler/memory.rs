@@ -16,7 +16,7 @@
 use super::decision::{done, grant_valued};
 use super::update_check;
 use super::{with, Scheduler};
-use shared_proto::value_model::{raw, Operand, Valued, Value};
+use shared_proto::value_model::{of_size, raw, Operand, Valued, Value};
 use shared_proto::{abi, sync_object, AccessKind, EventKind, LogicalAddr, Region, SiteId, ThreadId, ViolationKind};
 use std::ffi::c_void;
 
@@ -58,7 +58,7 @@ impl Scheduler {
                 return at;
             }
         }
-        raw(if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) })
+        raw(of_size(v, size))
     }
 
     /// The operand of an access the pass gave values for (`abi::CB_BEFORE_STORE`,
@@ -66,13 +66,12 @@ impl Scheduler {
     /// model.
     fn operand(&self, kind: AccessKind, size: u32, given: RawOperand) -> Option<Valued> {
         let v = |x| self.value(x, size);
-        let masked = |x: u64| if size >= 8 { x } else { x & ((1u64 << (8 * size)) - 1) };
         let operand = match (kind, given) {
             (AccessKind::Store | AccessKind::AtomicStore, RawOperand::Store(x)) => Operand::Store(v(x)),
             (AccessKind::CmpXchg, RawOperand::Update(e, d)) => Operand::Cas { expected: v(e), desired: v(d) },
             (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_XCHG)) => Operand::Xchg(v(x)),
-            (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_ADD)) => Operand::Add(masked(x)),
-            (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_SUB)) => Operand::Sub(masked(x)),
+            (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_ADD)) => Operand::Add(of_size(x, size)),
+            (AccessKind::Rmw, RawOperand::Update(x, abi::RMW_SUB)) => Operand::Sub(of_size(x, size)),
             _ => return None,
         };
         Some(Valued { operand, changed: false })
