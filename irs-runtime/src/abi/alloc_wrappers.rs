@@ -60,8 +60,13 @@ unsafe fn releasing<R>(p: *mut c_void, site: u64, release: impl FnOnce() -> R) -
     if p.is_null() || !thread_flag::active() {
         return release();
     }
+    // In EXPLORE the size the program asked for (what the block's words are must be a function
+    // of the thread's history: how much the C library rounded it up to depends on what other
+    // threads allocated and freed first); elsewhere, and for the C library's own blocks, what
+    // the C library says.
+    let asked = if explore() { scheduler::block_size(p) } else { None };
     // SAFETY: a live block of the allocator, per the contract.
-    let size = unsafe { libc::malloc_usable_size(p) };
+    let size = asked.map_or_else(|| unsafe { libc::malloc_usable_size(p) }, |s| s.max(1) as usize);
     __irs_before(site, p, encode_info(AccessKind::Free, size as u64));
     let r = release();
     __irs_after(site);

@@ -191,6 +191,13 @@ pub fn freed(p: *mut c_void) -> Release {
     })
 }
 
+/// The size the program asked for of the block of its heap at `p` (live, or freed and kept:
+/// freed again, a double free), if `p` starts one.
+pub fn block_size(p: *mut c_void) -> Option<u64> {
+    let a = p as u64;
+    with(|s| s.heap.get(&a).map(|&(size, _, _)| size).or_else(|| s.freed.get(&a).map(|f| f.size)))
+}
+
 /// Is `p` the start of a live block of the program's heap (one [`freed`] would keep)?
 pub fn is_heap_block(p: *mut c_void) -> bool {
     with(|s| s.heap.contains_key(&(p as u64)))

@@ -64,7 +64,7 @@ pub use decision::{load_schedule, schedule_region};
 pub use ending::{begin_end, complete_end, main_returned};
 pub use thread_bound::prepare as thread_bound_prepare;
 pub use execution::{buffer_mark, finish, init, live_stacks, on_pause, pause_to_host, record_signal, restart_from, resume, run};
-pub use memory::{access_after, access_before, allocated, freed, is_heap_block, RawOperand, Release};
+pub use memory::{access_after, access_before, allocated, block_size, freed, is_heap_block, RawOperand, Release};
 pub use mutexes::{lock, lock_kind, mutex_reinit, trylock, trylock_kind, unlock, unlock_kind};
 pub use rwlocks::{rwlock_acquire, rwlock_init, rwlock_relock, rwlock_try, rwlock_unlock};
 pub use semaphores::{sem_count_now, sem_getvalue, sem_init, sem_post, sem_trywait, sem_wait};
