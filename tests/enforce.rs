@@ -276,8 +276,9 @@ fn prefixes_installed_as_shared_memory_segments() {
     std::fs::remove_file(&seg).unwrap();
 }
 
-/// Every run under a prefix, recorded alongside, respects it (rules 1 and 2), under chaos, for
-/// the full prefix and a partial one; the same check fails on runs without the prefix.
+/// Every run under a prefix, recorded alongside, keeps its histories (rule 1, and nothing past
+/// the cut before a prefix event it depends on), under chaos, for the full prefix and a partial
+/// one; the same check fails on runs without the prefix.
 #[test]
 fn recorded_runs_respect_the_prefix() {
     use shared_proto::prefix_segment::PrefixView;
@@ -300,7 +301,7 @@ fn recorded_runs_respect_the_prefix() {
         for i in 0..300 {
             let o = run(Command::new(d.join("race")).env("IRS_PREFIX", d.join(&file)).env("IRS_CHAOS", "1").env("IRS_TRACE", &trace_path), None, T).unwrap();
             let t = shared_proto::Trace::read(&trace_path).unwrap();
-            if let Err(e) = shared_proto::prefix_check::check(&t, &view, &cut) {
+            if let Err(e) = shared_proto::prefix_check::check_histories(&t, &view, &cut, Default::default()) {
                 panic!("{name} prefix, run {i}: {e}\n{}", irs::trace_view::table(&t));
             }
             if name == "full" {
@@ -315,7 +316,7 @@ fn recorded_runs_respect_the_prefix() {
     let broken = (0..300).any(|_| {
         let _ = run(Command::new(d.join("race")).env("IRS_CHAOS", "1").env("IRS_MODE", "record").env("IRS_TRACE", &trace_path), None, T).unwrap();
         let t = shared_proto::Trace::read(&trace_path).unwrap();
-        shared_proto::prefix_check::check(&t, &view, &cut).is_err()
+        shared_proto::prefix_check::check_histories(&t, &view, &cut, Default::default()).is_err()
     });
     assert!(broken, "300 unconstrained runs all happened to respect the prefix");
 }

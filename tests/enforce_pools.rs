@@ -214,7 +214,7 @@ fn recorded_under(d: &Path, exe: &Path, args: &[&str], prefix: &Path, expect: &s
             continue;
         }
         let t = shared_proto::Trace::read(&trace_path).unwrap();
-        if let Err(e) = shared_proto::prefix_check::check(&t, &view, &cut) {
+        if let Err(e) = shared_proto::prefix_check::check_histories(&t, &view, &cut, Default::default()) {
             failures.push(format!("{what}: the run broke the prefix: {e}"));
         }
         for e in &t.events {

@@ -2,9 +2,10 @@
 //! with a schedule-dependent assertion, and held-out programs with condition variables, semaphores,
 //! rwlocks, barriers, `pthread_once` and spin-waits (300 runs each), run 2,000 times under a prefix
 //! with chaos (random delays and yields at every callback): half of the runs under the full prefix,
-//! half under a prefix cut in the middle (so that rule 2, the barrier, and free threads are
-//! exercised). Every run is recorded alongside and its trace must respect the prefix (rules 1 and
-//! 2, `shared_proto::prefix_check`), and no run may fail.
+//! half under a prefix cut in the middle (so that rule 2, threads past their cut while others are
+//! still inside theirs, and free threads are exercised). Every run is recorded alongside and its
+//! trace must keep the prefix's histories (rule 1, and no event outside the cut before an event
+//! inside it that it depends on: `shared_proto::prefix_check`), and no run may fail.
 
 mod common;
 
@@ -78,7 +79,7 @@ fn stress(name: &str, src: &Path, runs: usize) -> Result<(), String> {
                 return Err(format!("{name}, {file}, run {i}: {} {}", o.how(), o.stderr.trim()));
             }
             let t = shared_proto::Trace::read(&trace_path).map_err(|e| format!("{name}, {file}, run {i}: {e}"))?;
-            if let Err(e) = shared_proto::prefix_check::check(&t, &view, &cut) {
+            if let Err(e) = shared_proto::prefix_check::check_histories(&t, &view, &cut, Default::default()) {
                 return Err(format!("{name}, {file}, run {i}: the run broke the prefix: {e}"));
             }
         }

@@ -716,6 +716,7 @@ impl Executor {
             argv: h.argv.clone(),
             sites: self.sites.clone(),
             globals: self.globals.clone(),
+            image: h.image,
             threads: raw.threads,
             events: raw.events,
             steps: raw.steps,

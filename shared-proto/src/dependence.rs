@@ -58,7 +58,7 @@ fn words(region: Region, start: u64, len: u64) -> std::ops::RangeInclusive<u64> 
 }
 
 /// An object's name: its logical address where the runtime gave one, else its raw address.
-fn named(addr: u64, logical: Option<crate::logical_addr::LogicalAddr>) -> (Region, u64) {
+pub(crate) fn named(addr: u64, logical: Option<crate::logical_addr::LogicalAddr>) -> (Region, u64) {
     logical.map_or((Region::Static, addr), |l| (l.region, l.offset))
 }
 

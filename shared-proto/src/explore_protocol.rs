@@ -46,7 +46,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +58,8 @@ pub struct Hello {
     pub argv: Vec<String>,
     pub sites: Vec<(SiteId, SiteInfo)>,
     pub globals: Vec<GlobalRange>,
+    /// Where the executable's statics lie in the server (and so in every execution it forks).
+    pub image: crate::image_range::ImageRange,
     /// Problems with the program's embedded tables, for the executor to report.
     pub problems: Vec<String>,
 }

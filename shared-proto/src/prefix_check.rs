@@ -1,39 +1,44 @@
 //! Does a run respect a prefix? (DESIGN §4.) Checked on a trace recorded alongside ENFORCE:
-//! rule 1, every event inside the cutoff comes after every event it requires, at the site the
-//! table has; rule 2, every event outside the cutoff comes after every event inside it (the
-//! barrier). Threads of the run are matched to threads of the prefix by identity (creator and
+//! the run contains the prefix's cutoff with the same histories. Rule 1: every event inside the
+//! cutoff comes after every event it requires, at the site the table has. And no event outside
+//! the cutoff that is dependent on an event inside it ran first (the guarantee the barrier gave
+//! by holding every event outside until the whole prefix had run, and that the runtime now keeps
+//! by holding each until the prefix events it depends on have: docs/src/enforce.md, "Past
+//! the cut"). Threads of the run are matched to threads of the prefix by identity (creator and
 //! creation index), as the runtime matches them.
 //!
-//! A run during which a smaller cutoff was published may adopt it thread by thread, so the
-//! barrier of neither cutoff need hold. What DESIGN §4 promises then is that the run contains
-//! the smallest cutoff it adopted with the same histories: [`check_histories`] checks rule 1
-//! for it, and that no event outside it that is dependent on an event inside it ran first.
+//! A run during which a smaller cutoff was published may adopt it thread by thread: what DESIGN
+//! §4 promises then is that the run contains the smallest cutoff it adopted with the same
+//! histories, which is what [`check_histories`] checks for it.
 
+use crate::access_kind::AccessKind;
 use crate::dependence::{objects_of, ObjectKey};
+use crate::event::EventKind;
+use crate::prefix_objects::Entries;
 use crate::equivalence::Equivalence;
 use crate::ids::ThreadId;
 use crate::prefix_segment::PrefixView;
 use crate::trace::Trace;
 use std::collections::HashMap;
 
-/// Rules 1 and 2 for a run that used `cut` from start to end.
-pub fn check(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(), String> {
-    let in_prefix = rule_1(trace, view, cut)?;
-    let last_prefix_event = (0..trace.events.len()).rev().find(|&i| in_prefix[i]);
-    if let Some(last) = last_prefix_event {
-        if let Some((i, e)) = trace.events.iter().enumerate().find(|(i, _)| *i < last && !in_prefix[*i]) {
-            return Err(format!("rule 2: T{}#{} (event {i}) is outside the prefix but ran before its end (event {last})", e.tid.0, e.k));
-        }
-    }
-    Ok(())
-}
-
 /// For a run that may have adopted `cut` (a cutoff no larger than any it used) while it ran:
 /// rule 1 for `cut`, and no event outside `cut` ran before an event inside it that it is
 /// dependent on under `eq` (the prefix's verification's equivalence), so the events inside have
 /// their verified histories.
+///
+/// An update inside the prefix that the verified trace's labels call a read (a compare-exchange
+/// that failed there; the prefix's object index records each event's labels) is checked as a
+/// read: the runtime lets a read outside the prefix pass it, as the verification did.
 pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32], eq: Equivalence) -> Result<(), String> {
-    let in_prefix = rule_1(trace, view, cut)?;
+    let (in_prefix, to_prefix) = rule_1(trace, view, cut)?;
+    // Per prefix event, whether the index has it writing something.
+    let mut writes: HashMap<(u32, u32), bool> = HashMap::new();
+    if let Some(index) = view.object_index() {
+        for i in 0..index.len() {
+            let x = index.get(i);
+            *writes.entry((x.thread, x.k)).or_default() |= x.writes;
+        }
+    }
     // Objects touched so far by events outside the prefix, with the first such event, and the
     // first such event that a read commuting on the object does not commute with.
     let mut touched: HashMap<ObjectKey, usize> = HashMap::new();
@@ -41,7 +46,12 @@ pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32], eq: Equiva
     for (i, e) in trace.events.iter().enumerate() {
         let objects: Vec<ObjectKey> = objects_of(e).collect();
         if in_prefix[i] {
-            let first = |o: &ObjectKey| if eq.commuting_read(o, e.kind) { written.get(o) } else { touched.get(o) };
+            let p = to_prefix[e.tid.index()].expect("in the prefix");
+            let kind = match e.kind {
+                EventKind::Access(AccessKind::Rmw | AccessKind::CmpXchg) if writes.get(&(p, e.k)) == Some(&false) => EventKind::Access(AccessKind::UnchangedUpdate),
+                k => k,
+            };
+            let first = |o: &ObjectKey| if eq.commuting_read(o, kind) { written.get(o) } else { touched.get(o) };
             if let Some((o, j)) = objects.iter().find_map(|o| first(o).map(|j| (o, *j))) {
                 let x = &trace.events[j];
                 return Err(format!(
@@ -62,8 +72,9 @@ pub fn check_histories(trace: &Trace, view: &PrefixView, cut: &[u32], eq: Equiva
 }
 
 /// Rule 1: every event inside `cut` is at the table's site and ran after every event it
-/// requires. Returns, per event of the trace, whether it is inside the cutoff.
-fn rule_1(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<Vec<bool>, String> {
+/// requires. Returns, per event of the trace, whether it is inside the cutoff, and per thread of
+/// the run its thread in the prefix.
+fn rule_1(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<(Vec<bool>, Vec<Option<u32>>), String> {
     // Run thread -> prefix thread.
     let mut by_identity: HashMap<(u32, u32), u32> = HashMap::new();
     for p in 1..view.threads() as u32 {
@@ -112,5 +123,5 @@ fn rule_1(trace: &Trace, view: &PrefixView, cut: &[u32]) -> Result<Vec<bool>, St
             }
         }
     }
-    Ok(inside)
+    Ok((inside, to_prefix))
 }

@@ -1,14 +1,17 @@
 //! The admissible prefix as bytes (DESIGN §4, §6): what the runtime maps from the shared-memory
 //! segment `/dev/shm/irs-<program-id>`, and what a prefix file holds (the same bytes).
 //!
-//! Layout (format version 4), little-endian, every section 8-aligned:
+//! Layout (format version 5), little-endian, every section 8-aligned:
 //! - header (64 bytes): magic `IRSPRFX1` (0), format version (8), thread count (12), program
 //!   id (16), row count (24), requirement count (28), cutoff-log capacity (32), published cutoff
-//!   count (36), site-table length (40), reserved (44), table checksum (48, u64), reserved (56);
+//!   count (36), site-table length (40), object-index entry count (44), table checksum (48,
+//!   u64), flags (56, u64: bit 0, the object index is precise);
 //! - threads: per thread its first row, row count, parent and creation index;
 //! - rows: per event `(t, k)` its site, its requirements (a range of the next section) and, for
 //!   a choice, its value in the trace (`u32::MAX` for none; then 4 reserved bytes);
 //! - requirements: `(thread, count)` pairs;
+//! - the object index (`prefix_objects`), from the next 8-aligned offset: per entry its key
+//!   (u64), thread (u32) and event index times two plus one if it writes (u32), sorted;
 //! - the cutoff log: `capacity` slots, each a vector of `threads` counts (padded to 8 bytes)
 //!   followed by the slot's checksum (u64); the first `published` are valid, each no larger
 //!   than the one before (a prefix only ever shrinks). A writer fills a slot completely, vector
@@ -38,6 +41,7 @@
 use crate::hash::StableHasher;
 use crate::le::{get32, get64, put32, put64};
 use crate::ids::{ProgramId, SiteId, ThreadId};
+use crate::prefix_objects::{Entries, Entry};
 use crate::requirement_table::{Requirement, RequirementTable};
 use crate::site::SiteInfo;
 use crate::trace::ThreadInfo;
@@ -50,14 +54,16 @@ pub fn segment_path(program: ProgramId) -> std::path::PathBuf {
 pub const PREFIX_MAGIC: u64 = u64::from_le_bytes(*b"IRSPRFX1");
 /// 3: the table checksum hashes 8-byte words (`StableHasher::write_words`); 4: a row holds a
 /// choice's value (a run that chooses otherwise is not the trace's), and the word hash folds
-/// its high half down (the same top bit flipped in two words no longer cancels out).
-pub const PREFIX_VERSION: u32 = 4;
+/// its high half down (the same top bit flipped in two words no longer cancels out); 5: the
+/// object index.
+pub const PREFIX_VERSION: u32 = 5;
 const HEADER: usize = 64;
 const THREAD: usize = 16;
 const ROW: usize = 24;
 /// A row's choice field when its event is no choice.
 const NO_CHOICE: u32 = u32::MAX;
 const REQ: usize = 8;
+const OBJ: usize = 16;
 
 // Header fields.
 const MAGIC: usize = 0;
@@ -71,8 +77,12 @@ const LOG_CAPACITY: usize = 32;
 /// update it with a release store, readers load it with acquire.
 pub const PUBLISHED_OFFSET: usize = 36;
 const SITES_LEN: usize = 40;
-/// The table checksum (u64, 8-aligned); 44..48 and 56..64 are reserved (zero, and checksummed).
+const N_OBJS: usize = 44;
+/// The table checksum (u64, 8-aligned).
 const TABLE_SUM: usize = 48;
+const FLAGS: usize = 56;
+/// Flag: the object index names every indexed event (`prefix_objects`).
+const PRECISE: u64 = 1;
 /// Domain seeds of the two checksums (mixed in first, so neither is plain FNV-1a of the bytes).
 const TABLE_SEED: u64 = u64::from_le_bytes(*b"IRStable");
 const SLOT_SEED: u64 = u64::from_le_bytes(*b"IRScutof");
@@ -108,6 +118,7 @@ struct Layout {
     threads: usize,
     rows: usize,
     reqs: usize,
+    objs: usize,
     log: usize,
     /// Bytes per cutoff slot: the vector, padded to 8, then its u64 checksum.
     slot: usize,
@@ -118,16 +129,17 @@ struct Layout {
 }
 
 impl Layout {
-    fn of(n_threads: usize, n_rows: usize, n_reqs: usize, capacity: usize, sites_len: usize) -> Option<Layout> {
+    fn of(n_threads: usize, n_rows: usize, n_reqs: usize, n_objs: usize, capacity: usize, sites_len: usize) -> Option<Layout> {
         let threads = HEADER;
         let rows = threads.checked_add(n_threads.checked_mul(THREAD)?)?;
         let reqs = rows.checked_add(n_rows.checked_mul(ROW)?)?;
-        let log = align8(reqs.checked_add(n_reqs.checked_mul(REQ)?)?);
+        let objs = align8(reqs.checked_add(n_reqs.checked_mul(REQ)?)?);
+        let log = objs.checked_add(n_objs.checked_mul(OBJ)?)?;
         let slot_sum = align8(n_threads.checked_mul(4)?);
         let slot = slot_sum.checked_add(8)?;
         let sites = log.checked_add(capacity.checked_mul(slot)?)?;
         let end = sites.checked_add(sites_len)?;
-        Some(Layout { threads, rows, reqs, log, slot, slot_sum, sites, end })
+        Some(Layout { threads, rows, reqs, objs, log, slot, slot_sum, sites, end })
     }
     fn slot_at(&self, i: usize) -> usize {
         self.log + i * self.slot
@@ -179,7 +191,8 @@ pub fn build(table: &RequirementTable, program: ProgramId, sites: &[(SiteId, Sit
     let n_reqs: usize = table.rows.iter().flatten().map(|r| r.requires.len()).sum();
     let sites_blob = crate::codec::encode(&sites.to_vec());
     let capacity = capacity.max(1);
-    let l = Layout::of(n, n_rows, n_reqs, capacity, sites_blob.len()).ok_or_else(|| corrupt("too large"))?;
+    let objs: &[Entry] = table.objects.as_deref().unwrap_or(&[]);
+    let l = Layout::of(n, n_rows, n_reqs, objs.len(), capacity, sites_blob.len()).ok_or_else(|| corrupt("too large"))?;
     let mut b = vec![0u8; l.end];
     put64(&mut b, MAGIC, PREFIX_MAGIC);
     put32(&mut b, VERSION, PREFIX_VERSION);
@@ -189,6 +202,14 @@ pub fn build(table: &RequirementTable, program: ProgramId, sites: &[(SiteId, Sit
     put32(&mut b, N_REQS, n_reqs as u32);
     put32(&mut b, LOG_CAPACITY, capacity as u32);
     put32(&mut b, SITES_LEN, sites_blob.len() as u32);
+    put32(&mut b, N_OBJS, objs.len() as u32);
+    put64(&mut b, FLAGS, if table.objects.is_some() { PRECISE } else { 0 });
+    for (i, o) in objs.iter().enumerate() {
+        let at = l.objs + i * OBJ;
+        put64(&mut b, at, o.key);
+        put32(&mut b, at + 8, o.thread);
+        put32(&mut b, at + 12, o.k << 1 | o.writes as u32);
+    }
     let (mut row, mut req) = (0usize, 0usize);
     for (t, rows) in table.rows.iter().enumerate() {
         let at = l.threads + t * THREAD;
@@ -290,7 +311,11 @@ impl<'a> PrefixView<'a> {
         }
         let (n, n_rows, n_reqs, cap, sites_len) =
             (get32(b, N_THREADS) as usize, get32(b, N_ROWS) as usize, get32(b, N_REQS) as usize, get32(b, LOG_CAPACITY) as usize, get32(b, SITES_LEN) as usize);
-        let l = Layout::of(n, n_rows, n_reqs, cap, sites_len).ok_or_else(|| corrupt("impossible sizes"))?;
+        let n_objs = get32(b, N_OBJS) as usize;
+        let l = Layout::of(n, n_rows, n_reqs, n_objs, cap, sites_len).ok_or_else(|| corrupt("impossible sizes"))?;
+        if get64(b, FLAGS) & !PRECISE != 0 || (n_objs > 0 && get64(b, FLAGS) & PRECISE == 0) {
+            return Err(corrupt("unknown flags"));
+        }
         if l.end > b.len() {
             return Err(corrupt(format!("{} bytes where the header announces {}", b.len(), l.end)));
         }
@@ -348,10 +373,27 @@ impl<'a> PrefixView<'a> {
                 return Err(corrupt(format!("requirement {q} names T{t}'s event {c}, which does not exist")));
             }
         }
+        let objects = v.objects();
+        for i in 0..n_objs {
+            let o = objects.get(i);
+            if o.thread as usize >= n || o.k >= v.thread_rows(ThreadId(o.thread)) || (i > 0 && objects.get(i - 1) >= o) {
+                return Err(corrupt(format!("object-index entry {i} is out of place or names an event that does not exist")));
+            }
+        }
         if !lazy {
             v.check_cutoffs(Slots::All)?;
         }
         Ok(v)
+    }
+
+    /// The object index (`prefix_objects`), or `None` when it is imprecise: every event past a
+    /// cut then waits for all of the prefix. (The rows checked.)
+    pub fn object_index(&self) -> Option<ObjectEntries<'a>> {
+        (self.rows_checked && get64(self.b, FLAGS) & PRECISE != 0).then(|| self.objects())
+    }
+
+    fn objects(&self) -> ObjectEntries<'a> {
+        ObjectEntries { b: self.b, at: self.l.objs, n: get32(self.b, N_OBJS) as usize }
     }
 
     /// The published cutoffs of `slots` (`All`: every one; `FirstAndLatest`: what a run reads,
@@ -433,6 +475,11 @@ impl<'a> PrefixView<'a> {
         let at = self.l.slot_at(i);
         (0..self.n_threads).map(|t| get32(self.b, at + t * 4)).collect()
     }
+    /// Thread `t`'s entry of cutoff vector `i` (`i < capacity()`, `t < threads()`), unchecked
+    /// as [`PrefixView::cutoff`] is; no allocation.
+    pub fn cutoff_entry(&self, i: usize, t: usize) -> u32 {
+        get32(self.b, self.l.slot_at(i) + t * 4)
+    }
     /// Cutoff vector `i` of the log if its slot checksum verifies (`i < capacity()`). It says
     /// the slot was written by irs, as slot `i` of this prefix; whether it is in range and no
     /// larger than the one before is the caller's to check.
@@ -460,6 +507,25 @@ impl<'a> PrefixView<'a> {
     }
     pub fn sites(&self) -> Vec<(SiteId, SiteInfo)> {
         crate::codec::decode(&self.b[self.l.sites..self.l.end]).unwrap_or_default()
+    }
+}
+
+/// The object index of a mapped prefix (`prefix_objects::Entries`).
+#[derive(Clone, Copy)]
+pub struct ObjectEntries<'a> {
+    b: &'a [u8],
+    at: usize,
+    n: usize,
+}
+
+impl Entries for ObjectEntries<'_> {
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn get(&self, i: usize) -> Entry {
+        let at = self.at + i * OBJ;
+        let kw = get32(self.b, at + 12);
+        Entry { key: get64(self.b, at), thread: get32(self.b, at + 8), k: kw >> 1, writes: kw & 1 != 0 }
     }
 }
 
@@ -504,6 +570,7 @@ mod tests {
                 vec![Row { site: Some(SiteId(7)), requires: vec![r(0, 1)], choice: None }],
             ],
             order: vec![(ThreadId(0), 0), (ThreadId(1), 0), (ThreadId(0), 1)],
+            objects: Some(vec![Entry { key: 3, thread: 0, k: 1, writes: true }, Entry { key: 3, thread: 1, k: 0, writes: false }]),
         }
     }
 
@@ -515,6 +582,8 @@ mod tests {
         assert_eq!((v.threads(), v.published(), v.cutoff(0)), (2, 1, vec![2, 1]));
         let (site, reqs) = v.row(ThreadId(0), 1);
         assert_eq!((site, reqs.collect::<Vec<_>>()), (Some(SiteId(6)), vec![Requirement { thread: ThreadId(1), count: 1 }]));
+        let objects = v.object_index().unwrap();
+        assert_eq!((0..objects.len()).map(|i| objects.get(i)).collect::<Vec<_>>(), t.objects.clone().unwrap());
         assert_eq!(v.constraints_within(&[2, 1]), 2);
         assert_eq!((v.choice(ThreadId(0), 0), v.choice(ThreadId(0), 1)), (None, Some(2)));
         assert_eq!(append_cutoff(&mut b, &[1, 1]), Ok(1));
@@ -528,7 +597,7 @@ mod tests {
         let mut v1 = b.clone();
         v1[VERSION] = 1;
         assert_eq!(PrefixView::parse(&v1, None).err(), Some(PrefixError::Version(1)));
-        let l = Layout::of(2, 3, 2, 4, b.len() - Layout::of(2, 3, 2, 4, 0).unwrap().end).unwrap();
+        let l = Layout::of(2, 3, 2, 2, 4, b.len() - Layout::of(2, 3, 2, 2, 4, 0).unwrap().end).unwrap();
         assert_eq!((l.slot, l.slot_sum, l.sites - l.log), (16, 8, 64));
         let mut bad = b.clone();
         bad[l.reqs] = 9; // a requirement on thread 9
@@ -537,6 +606,12 @@ mod tests {
         let sum = table_checksum(&bad, &l);
         put64(&mut bad, TABLE_SUM, sum);
         assert!(matches!(PrefixView::parse(&bad, None), Err(PrefixError::Corrupt(m)) if m.contains("requirement 0")));
+        // An index entry naming an event that does not exist, checksum recomputed: refused.
+        let mut bad = b.clone();
+        put32(&mut bad, l.objs + 12, 7 << 1);
+        let sum = table_checksum(&bad, &l);
+        put64(&mut bad, TABLE_SUM, sum);
+        assert!(matches!(PrefixView::parse(&bad, None), Err(PrefixError::Corrupt(m)) if m.contains("object-index entry 0")));
         let mut grown = b.clone();
         grown[l.slot_at(2)] = 2; // cutoff 2 becomes [2, 0], larger than cutoff 1 [1, 1] for T0
         assert_eq!(PrefixView::parse(&grown, None).err(), Some(PrefixError::Checksum("cutoff 2".into())));
@@ -581,7 +656,7 @@ mod tests {
     fn a_run_under_an_empty_cutoff_leaves_the_rows_unchecked_and_only_then() {
         let t = table();
         let mut b = build(&t, ProgramId(42), &[], 4, &[2, 1]).unwrap();
-        let l = Layout::of(2, 3, 2, 4, b.len() - Layout::of(2, 3, 2, 4, 0).unwrap().end).unwrap();
+        let l = Layout::of(2, 3, 2, 2, 4, b.len() - Layout::of(2, 3, 2, 2, 4, 0).unwrap().end).unwrap();
         let mut constrained = b.clone();
         constrained[l.reqs] = 9; // a requirement on thread 9, the table checksum left as it was
         assert_eq!(PrefixView::parse_for_run(&constrained, None).err(), Some(PrefixError::Checksum("table".into())), "a cutoff with constraints");
@@ -605,7 +680,7 @@ mod tests {
         let mut b = build(&t, ProgramId(42), &[], 4, &[2, 1]).unwrap();
         append_cutoff(&mut b, &[1, 1]).unwrap();
         append_cutoff(&mut b, &[1, 0]).unwrap();
-        let l = Layout::of(2, 3, 2, 4, b.len() - Layout::of(2, 3, 2, 4, 0).unwrap().end).unwrap();
+        let l = Layout::of(2, 3, 2, 2, 4, b.len() - Layout::of(2, 3, 2, 2, 4, 0).unwrap().end).unwrap();
         let mut between = b.clone();
         between[l.slot_at(1)] ^= 1;
         assert_eq!(PrefixView::parse(&between, None).err(), Some(PrefixError::Checksum("cutoff 1".into())), "a full parse checks every slot");

@@ -39,6 +39,9 @@ pub struct RequirementTable {
     pub rows: Vec<Vec<Row>>,
     /// The events of `τ` in trace order, as `(thread, k)`: what "trace order" means for `--keep`.
     pub order: Vec<(ThreadId, u32)>,
+    /// The objects `τ`'s events touch, as another process names them (`prefix_objects`;
+    /// `None`: some could not be named).
+    pub objects: Option<Vec<crate::prefix_objects::Entry>>,
 }
 
 impl RequirementTable {
@@ -115,7 +118,8 @@ impl RequirementTable {
             };
             rows[e.tid.index()].push(Row { site: e.site, requires, choice });
         }
-        RequirementTable { threads: trace.threads.clone(), rows, order: events.iter().map(|e| (e.tid, e.k)).collect() }
+        let objects = crate::prefix_objects::index(events, trace.image);
+        RequirementTable { threads: trace.threads.clone(), rows, order: events.iter().map(|e| (e.tid, e.k)).collect(), objects }
     }
 
     /// Constraints of the events inside `cut` (`cut[t]` events of each thread `t`).
@@ -184,6 +188,7 @@ mod tests {
             argv: vec![],
             sites: Arc::new(vec![]),
             globals: Arc::new(vec![]),
+            image: Default::default(),
             threads: vec![
                 ThreadInfo { id: ThreadId(0), parent: None, nth_child: 0 },
                 ThreadInfo { id: ThreadId(1), parent: Some(ThreadId(0)), nth_child: 0 },

@@ -8,6 +8,7 @@ use crate::event::{Event, ObjectRef, Step};
 use crate::ids::{ProgramId, SiteId, ThreadId};
 use crate::outcome::Outcome;
 use crate::site::SiteInfo;
+use crate::image_range::ImageRange;
 use crate::symbolizer::{GlobalRange, Symbolizer};
 use crate::codec;
 use bincode::Options;
@@ -19,8 +20,8 @@ use std::path::Path;
 
 pub const TRACE_MAGIC: [u8; 8] = *b"IRSTRACE";
 /// 2: mutexes carry their logical address. 3: the process's end (`End`, `Kill`) and the cut
-/// operation of a kill step.
-pub const TRACE_FORMAT_VERSION: u32 = 4;
+/// operation of a kill step. 4: stores' and updates' operands. 5: the executable's image.
+pub const TRACE_FORMAT_VERSION: u32 = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -54,6 +55,8 @@ pub struct Trace {
     /// The program's site table and globals: the same for every trace of one program, so shared.
     pub sites: Arc<Vec<(SiteId, SiteInfo)>>,
     pub globals: Arc<Vec<GlobalRange>>,
+    /// Where the executable's statics lay in the process that ran it.
+    pub image: ImageRange,
     pub threads: Vec<ThreadInfo>,
     pub events: Vec<Event>,
     /// EXPLORE only: the scheduling decision before each event (empty for RECORD).
@@ -187,6 +190,7 @@ mod tests {
             argv: vec!["prog".into()],
             sites: Arc::new(vec![]),
             globals: Arc::new(vec![GlobalRange { name: "x".into(), addr: 0x1000, size: 4 }]),
+            image: ImageRange { start: 0x1000, end: 0x2000 },
             threads: vec![ThreadInfo { id: ThreadId(0), parent: None, nth_child: 0 }],
             events: vec![Event {
                 tid: ThreadId(0),

@@ -65,7 +65,7 @@ fn realistic_table(rng: &mut Rng) -> RequirementTable {
         order.push((ThreadId(t as u32), k));
         done[t] += 1;
     }
-    RequirementTable { threads, rows, order }
+    RequirementTable { threads, rows, order, objects: None }
 }
 
 fn sites(table: &RequirementTable) -> Vec<(SiteId, SiteInfo)> {

@@ -39,11 +39,13 @@ fn before(site: u64, addr: *const c_void, info: u32, value: Option<scheduler::Ra
         Mode::Record => {}
         Mode::Enforce => {
             chaos::perturb();
-            if let Some((kind, size)) = abi::decode_info(info) {
+            let decoded = abi::decode_info(info);
+            if let Some((kind, size)) = decoded {
                 crate::enforce::serial::note_access(site, addr as u64, kind, size);
             }
             // The rules first, outside the recorder lock; then recorded (if recording too).
-            enforcer::before(Some(SiteId(site)));
+            let touch = decoded.map(|(kind, size)| enforcer::Touch::Access { addr: addr as u64, size: size as u64, writes: kind.writes() });
+            enforcer::before_touching(Some(SiteId(site)), touch);
             if !recorder::active() {
                 return;
             }

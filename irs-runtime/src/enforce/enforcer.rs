@@ -4,10 +4,20 @@
 //! Before event `(t, k)` of a constrained thread:
 //! 1. *ordered prefix*: if `k < cut[t]`, wait until every requirement of row `(t, k)` has
 //!    completed;
-//! 2. *prefix barrier*: if `k = cut[t]`, wait until every thread `u` has completed `cut[u]`
-//!    events (or exited);
-//! 3. *free*: then the thread clears its flag: its callbacks stop, its functions run their plain
-//!    bodies.
+//! 2. *past the cut* (`k ≥ cut[t]`), while some thread `u` has not completed its `cut[u]` events
+//!    (the *window*): an event whose objects the prefix's object index names (a memory access, an
+//!    operation on a program mutex, the thread's exit; `shared_proto::prefix_objects`) waits only
+//!    until every event of the prefix it depends on has completed, and the thread stays
+//!    constrained; any other
+//!    event waits until every thread `u` has completed `cut[u]` events (or exited), the prefix
+//!    barrier;
+//! 3. *free*: once the window is closed (or the thread waited at the barrier), the thread clears
+//!    its flag: its callbacks stop, its functions run their plain bodies.
+//!
+//! Rule 2 keeps DESIGN §4's guarantee (every run contains the verified prefix with the same
+//! histories before anything that could change them): an event outside the prefix runs only
+//! once no pending prefix event depends on it, so no prefix event's history gains an event the
+//! verified trace does not have (the argument: docs/src/enforce.md, "Past the cut").
 //!
 //! A choice inside the prefix (which waiter a signal wakes) takes the verified trace's value
 //! (`trace_choice`): with it, every event of the prefix finds its objects as the trace had them,
@@ -27,7 +37,9 @@ use crate::sync::futex;
 use crate::thread::thread_flag;
 use crossbeam_utils::{Backoff, CachePadded};
 use parking_lot::Mutex;
-use shared_proto::prefix_segment::{PrefixView, PUBLISHED_OFFSET};
+use shared_proto::image_range::ImageRange;
+use shared_proto::prefix_objects::{self, Key};
+use shared_proto::prefix_segment::{ObjectEntries, PrefixView, PUBLISHED_OFFSET};
 use shared_proto::{ProgramId, SiteId, ThreadId};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -65,6 +77,17 @@ struct Adopted {
 
 struct Enforcer {
     view: PrefixView<'static>,
+    /// The prefix's object index (`None`: imprecise, or never needed: every event past a cut
+    /// waits at the barrier).
+    objects: Option<ObjectEntries<'static>>,
+    /// Where this process's statics lie, to name a run's accesses as the index does.
+    image: ImageRange,
+    /// Every thread has completed its part of the cutoff in force (monotone: completion only
+    /// grows, cutoffs only shrink).
+    window_closed: AtomicBool,
+    /// The log slot of the cutoff in force (`cuts.seen - 1`), for the window's per-event reads,
+    /// which take no lock: a published slot never changes.
+    adopted: std::sync::atomic::AtomicUsize,
     /// The cutoff count in the mapping, raised by a live writer (release) after each append.
     published: &'static AtomicU32,
     counters: Box<[CachePadded<Counter>]>,
@@ -163,8 +186,13 @@ pub fn init(program: ProgramId, path: &Path, policy: Divergence, watchdog: Durat
             identities.insert((p.0, info.nth_child), t);
         }
     }
+    let objects = if view.rows_checked() { view.object_index() } else { None };
     let e = Enforcer {
         view,
+        objects,
+        image: crate::program::program_info::image_of_this_process(),
+        window_closed: AtomicBool::new(false),
+        adopted: std::sync::atomic::AtomicUsize::new(0),
         published,
         counters,
         cuts: Mutex::new(cuts),
@@ -249,7 +277,7 @@ pub fn start_thread(tid: Option<u32>) {
         let free = match tid {
             None => true,
             Some(_) if released => true,
-            Some(t) => my_cut(e, me, t) == 0 && barrier_open(e, me),
+            Some(t) => my_cut(e, me, t) == 0 && barrier_open(e),
         };
         me.free.set(free);
         free
@@ -258,8 +286,81 @@ pub fn start_thread(tid: Option<u32>) {
 }
 
 /// Has every thread completed its events of the cutoff in force?
-fn barrier_open(e: &Enforcer, me: &Me) -> bool {
-    with_cut(e, me.epoch.get(), |cut| cut.iter().enumerate().all(|(u, &c)| e.counters[u].done.load(Ordering::Acquire) >= c))
+fn barrier_open(e: &Enforcer) -> bool {
+    // Acquire: pairs with the release store below (what made it true is visible).
+    if e.window_closed.load(Ordering::Acquire) {
+        return true;
+    }
+    // Acquire: pairs with the release store in `with_cut` (the slot was validated before).
+    let slot = e.adopted.load(Ordering::Acquire);
+    let open = (0..e.counters.len()).all(|u| e.counters[u].done.load(Ordering::Acquire) >= e.view.cutoff_entry(slot, u));
+    if open {
+        // Release: see the load above.
+        e.window_closed.store(true, Ordering::Release);
+    }
+    open
+}
+
+/// What an event past its thread's cut touches, where the prefix's object index can name it.
+#[derive(Clone, Copy, Debug)]
+pub enum Touch {
+    /// A memory access of `size` bytes at `addr`.
+    Access { addr: u64, size: u64, writes: bool },
+    /// An operation on the program mutex at this address.
+    Mutex(u64),
+    /// The calling thread's exit (its thread's object: only a kill of it can be pending then).
+    Exit,
+}
+
+/// The most threads rule 2's waits track for one event (more: it waits at the barrier).
+const WINDOW_THREADS: usize = 64;
+
+/// Rule 2 for an event the index names: wait for the last prefix event of each other thread
+/// that it depends on. `None` when it cannot be named (no index, or an access too wide): the
+/// caller waits at the barrier; `Some(false)` when a new cutoff was published meanwhile.
+fn conflict_waits(e: &Enforcer, me: &Me, t: u32, k: u32, touch: Touch) -> Option<bool> {
+    let index = e.objects?;
+    let mut need = [(0u32, 0u32); WINDOW_THREADS];
+    let mut n = 0usize;
+    let mut overflow = false;
+    let mut add = |u: u32, j: u32| match need[..n].iter_mut().find(|x| x.0 == u) {
+        Some(x) => x.1 = x.1.max(j + 1),
+        None if n < WINDOW_THREADS => {
+            need[n] = (u, j + 1);
+            n += 1;
+        }
+        None => overflow = true,
+    };
+    // The cutoff in force, read without a lock (possibly one adopted since this thread's
+    // `my_cut`: smaller, so fewer waits, and the run contains it too).
+    // Acquire: pairs with the release store in `with_cut` (the slot was validated before).
+    let slot = e.adopted.load(Ordering::Acquire);
+    let cut = |u: u32| if (u as usize) < e.counters.len() { e.view.cutoff_entry(slot, u as usize) } else { 0 };
+    match touch {
+        Touch::Access { addr, size, writes } => {
+            let keys = prefix_objects::access_keys(addr, size, writes, e.image)?;
+            for (key, writes) in keys {
+                prefix_objects::conflicts(&index, key, writes, t, cut, &mut add);
+            }
+        }
+        Touch::Mutex(m) => {
+            for (key, writes) in prefix_objects::mutex_op_keys(m, e.image) {
+                prefix_objects::conflicts(&index, key, writes, t, cut, &mut add);
+            }
+        }
+        Touch::Exit => {}
+    }
+    // Every event of the thread depends on a kill of it (DESIGN §3's process end).
+    prefix_objects::conflicts(&index, Key::Thread(t), true, t, cut, &mut add);
+    if overflow {
+        return None;
+    }
+    for &(u, c) in &need[..n] {
+        if !wait_for(e, me, u, c, (t, k)) {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
 /// The cutoff in force for thread `t`, refreshed when a new one was published.
@@ -302,6 +403,8 @@ fn with_cut<R>(e: &Enforcer, p: u32, f: impl FnOnce(&[u32]) -> R) -> R {
             }
         }
     }
+    // Release: the slot's bytes (validated above) are read after an acquire load of it.
+    e.adopted.store(cuts.seen - 1, Ordering::Release);
     let current = &cuts.cut;
     if current.iter().all(|c| *c == 0) {
         // Release: a thread that sees the flag also sees that nothing is to be waited for.
@@ -475,6 +578,11 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
 
 /// Before the calling thread's next event (`site`: its instruction; `None` for its exit).
 pub fn before(site: Option<SiteId>) {
+    before_touching(site, None)
+}
+
+/// [`before`] for an event that touches `touch` (past the cut it may then wait for less).
+pub fn before_touching(site: Option<SiteId>, touch: Option<Touch>) {
     ME.with(|me| {
         if crate::enforce::serial::on() {
             return serial_step(me);
@@ -512,7 +620,19 @@ pub fn before(site: Option<SiteId>) {
                 }
                 return;
             }
-            // Rule 2: the barrier; then rule 3.
+            // Rule 2: past the cut. Once every thread has completed its part, rule 3.
+            if barrier_open(e) {
+                become_free(me);
+                return;
+            }
+            // In the window: an event the index names waits for what it depends on only, and
+            // the thread stays constrained.
+            match touch.and_then(|x| conflict_waits(e, me, t, k, x)) {
+                Some(true) => return,
+                Some(false) => continue 'decide,
+                None => {}
+            }
+            // Any other event waits at the barrier.
             // One thread at a time: the cutoff in force (copied out of the lock, no allocation).
             let threads = e.counters.len();
             for u in 0..threads {
@@ -558,7 +678,7 @@ fn publish(t: u32, v: u32) {
 
 /// The calling thread ends: the rules of its exit event ...
 pub fn exit_before() {
-    before(None);
+    before_touching(None, Some(Touch::Exit));
 }
 
 /// ... and then it counts as infinitely advanced.

@@ -122,7 +122,7 @@ pub fn serve(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char, user_m
         (p as *mut u8, output, libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC))
     };
     let info = ProgramInfo::of_this_process();
-    let hello = Hello { protocol: proto::PROTOCOL_VERSION, program_id: info.program_id, argv: args, sites: info.sites, globals: info.globals, problems: info.problems };
+    let hello = Hello { protocol: proto::PROTOCOL_VERSION, program_id: info.program_id, argv: args, sites: info.sites, globals: info.globals, image: info.image, problems: info.problems };
     {
         // SAFETY: the descriptor was handed to us by the executor; ManuallyDrop keeps it open.
         let mut out = ManuallyDrop::new(unsafe { File::from_raw_fd(ctl_out) });

@@ -3,6 +3,7 @@
 //! id derived from them (DESIGN §5, §6).
 
 use shared_proto::hash::StableHasher;
+use shared_proto::image_range::ImageRange;
 use shared_proto::module_descriptor::{ModuleDescriptor, MODULE_DESCRIPTOR_SIZE, MODULE_FORMAT_VERSION, MODULE_MAGIC};
 use shared_proto::symbolizer::GlobalRange;
 use shared_proto::{ModuleSites, ProgramId, SiteId, SiteInfo};
@@ -10,6 +11,18 @@ use shared_proto::{ModuleSites, ProgramId, SiteId, SiteInfo};
 extern "C" {
     fn __irs_modules_begin() -> *const u8;
     fn __irs_modules_end() -> *const u8;
+    /// The first byte of the executable's image and the end of its `.bss`, as the linker
+    /// defines them (GNU ld, gold and lld all do).
+    static __ehdr_start: u8;
+    static _end: u8;
+}
+
+/// Where this process's executable image lies: its statics are named by their offset in it
+/// (`shared_proto::image_range`).
+pub fn image_of_this_process() -> ImageRange {
+    // Only the symbols' addresses are taken (no unsafe needed for that), never their bytes read.
+    let (start, end) = (std::ptr::addr_of!(__ehdr_start) as u64, std::ptr::addr_of!(_end) as u64);
+    ImageRange { start, end }
 }
 
 /// Sites tables larger than this are taken for corruption.
@@ -21,6 +34,7 @@ pub struct ProgramInfo {
     pub program_id: ProgramId,
     pub sites: Vec<(SiteId, SiteInfo)>,
     pub globals: Vec<GlobalRange>,
+    pub image: ImageRange,
     /// Problems with individual records (reported, the record skipped).
     pub problems: Vec<String>,
 }
@@ -73,7 +87,7 @@ impl ProgramInfo {
     }
 
     fn from_records(records: &[ModuleDescriptor]) -> ProgramInfo {
-        let mut info = ProgramInfo { program_id: id_of(records), ..ProgramInfo::default() };
+        let mut info = ProgramInfo { program_id: id_of(records), image: image_of_this_process(), ..ProgramInfo::default() };
         for (i, d) in records.iter().enumerate() {
             if d.magic != MODULE_MAGIC {
                 info.problems.push(format!("module record {i}: bad magic"));

@@ -181,6 +181,7 @@ impl RecorderState {
                 argv: c.argv.clone(),
                 sites: std::sync::Arc::new(c.program.sites.clone()),
                 globals: std::sync::Arc::new(c.program.globals.clone()),
+                image: c.program.image,
                 threads: self.threads.clone(),
                 events: self.events.clone(),
                 steps: Vec::new(),

@@ -4,7 +4,8 @@
 //! turn; OFF and a run relaxed from its start (`enforce::relaxed`) only call the real function. Recursive and error-checking relocks and foreign
 //! unlocks are no events (`mutex_kind`).
 
-use crate::enforce::event::{enforced, recording};
+use crate::enforce::enforcer::Touch;
+use crate::enforce::event::{enforced_touching, recording};
 use crate::enforce::serial::{self, Op};
 use crate::explore::scheduler;
 use crate::mode::explore;
@@ -59,7 +60,7 @@ pub unsafe extern "C" fn __irs_pthread_mutex_init(
         serial::acquire(Op::Step);
         return release();
     }
-    enforced(site, release)
+    enforced_touching(site, Some(Touch::Mutex(m as u64)), release)
 }
 
 /// # Safety
@@ -85,7 +86,7 @@ fn lock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
     if serial::mine() {
         return serial_lock(m, site);
     }
-    enforced(site, || {
+    enforced_touching(site, Some(Touch::Mutex(m as u64)), || {
         // SAFETY: forwarded unchanged. Blocks without holding the recorder lock.
         let rc = unsafe { libc::pthread_mutex_lock(m) };
         if rc == 0 && recording() {
@@ -154,7 +155,7 @@ fn unlock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_mutex_unlock(m) };
     }
-    enforced(site, || {
+    enforced_touching(site, Some(Touch::Mutex(m as u64)), || {
         // Recording: unlock under the recorder lock, so no later lock of `m` precedes it there.
         let rec = recording().then(recorder::lock);
         // SAFETY: forwarded unchanged; unlocking never blocks.
@@ -189,7 +190,7 @@ fn trylock(m: *mut libc::pthread_mutex_t, site: u64) -> c_int {
         // SAFETY: forwarded unchanged: a recursive relock.
         return unsafe { libc::pthread_mutex_trylock(m) };
     }
-    enforced(site, || {
+    enforced_touching(site, Some(Touch::Mutex(m as u64)), || {
         let mut rc = 0;
         let attempt = || {
             // SAFETY: forwarded unchanged; trylock never blocks.
@@ -251,7 +252,7 @@ fn timedlock(m: *mut libc::pthread_mutex_t, clock: libc::clockid_t, abstime: *co
             rc => rc,
         };
     }
-    enforced(site, || {
+    enforced_touching(site, Some(Touch::Mutex(m as u64)), || {
         let rc = real();
         if rc == 0 && serial::mine() {
             serial::locked(m as usize);
