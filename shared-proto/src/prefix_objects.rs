@@ -78,9 +78,9 @@ pub struct Entry {
     pub writes: bool,
 }
 
-/// The objects `e` touches as the index names them, with whether it writes each (`Err`: it
+/// The objects `e` touches as the index names them, with whether it writes each (`None`: it
 /// cannot be named, the index is imprecise; an empty list: not indexed).
-pub fn keys_of(e: &Event, image: ImageRange) -> Result<Vec<(Key, bool)>, ()> {
+pub fn keys_of(e: &Event, image: ImageRange) -> Option<Vec<(Key, bool)>> {
     match (e.kind, e.object) {
         (EventKind::Access(kind), ObjectRef::Memory { addr, size, logical }) => {
             let (region, start) = named(addr, logical);
@@ -89,18 +89,18 @@ pub fn keys_of(e: &Event, image: ImageRange) -> Result<Vec<(Key, bool)>, ()> {
                 (Region::Static, Some(off)) => {
                     let size = size as u64;
                     if size == 0 || size.div_ceil(4) + 1 > MAX_WORDS {
-                        return Err(());
+                        return None;
                     }
-                    Ok((off / 4..=(off + size - 1) / 4).map(|w| (Key::Word(w), writes)).collect())
+                    Some((off / 4..=(off + size - 1) / 4).map(|w| (Key::Word(w), writes)).collect())
                 }
-                _ => Ok(vec![(Key::Unnamed, writes)]),
+                _ => Some(vec![(Key::Unnamed, writes)]),
             }
         }
         (EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail, ObjectRef::Mutex { addr, logical }) if sync_object::decode(addr).is_none() => {
-            Ok(mutex_keys(named(addr, logical), image).collect())
+            Some(mutex_keys(named(addr, logical), image).collect())
         }
-        (EventKind::Kill, ObjectRef::Thread(v)) => Ok(vec![(Key::Thread(v.0), true)]),
-        _ => Ok(Vec::new()),
+        (EventKind::Kill, ObjectRef::Thread(v)) => Some(vec![(Key::Thread(v.0), true)]),
+        _ => Some(Vec::new()),
     }
 }
 
@@ -140,7 +140,7 @@ pub fn mutex_op_keys(addr: u64, image: ImageRange) -> impl Iterator<Item = (Key,
 pub fn index(events: &[Event], image: ImageRange) -> Option<Vec<Entry>> {
     let mut entries = Vec::new();
     for e in events {
-        let mut keys = keys_of(e, image).ok()?;
+        let mut keys = keys_of(e, image)?;
         keys.sort();
         // One entry per key and event, writing if any of its parts writes.
         keys.dedup_by(|b, a| {
