@@ -49,6 +49,7 @@ fn logical(t: &Trace) -> Trace {
         }
     }
     t.globals = Default::default();
+    t.image = Default::default();
     t
 }
 
