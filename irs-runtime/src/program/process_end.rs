@@ -69,8 +69,29 @@ fn run_quick_handlers() {
     }
 }
 
+/// Whether a thread has begun the process's end (outside EXPLORE).
+static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// How long a second thread ending the process waits for the first one's end to complete.
+const SECOND_ENDER_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// While a trace is recorded: a thread that ends the process while another one is already
+/// ending it (`exit` in two threads, or `exit` and `main` returning) waits a little, so that the
+/// first one completes the end and writes the trace. Otherwise the C library's `exit` in one
+/// thread, finding the handlers taken by the other, leaves with `_exit` at once and cuts the
+/// other's write of the trace short (the run ended with no trace). The first end wins in the
+/// plain build too whenever the second thread is slow; the wait is bounded, so an exit handler
+/// that waits for the second thread costs at most the bound.
+fn second_ender_waits() {
+    // SeqCst: a rare path; whoever swaps first is the first ender.
+    if ENDING.swap(true, std::sync::atomic::Ordering::SeqCst) && recorder::active() {
+        std::thread::sleep(SECOND_ENDER_WAIT);
+    }
+}
+
 /// The `End` event outside EXPLORE (the rules of ENFORCE, the record of RECORD).
 fn end_event(site: Option<SiteId>) {
+    second_ender_waits();
     if mode::get() == Mode::Enforce && enforcer::constrained() {
         enforcer::before(site);
         if recorder::active() {

@@ -12,7 +12,7 @@ use crate::program::program_info::ProgramInfo;
 use crate::thread::thread_state;
 use parking_lot::{Mutex, MutexGuard};
 use shared_proto::{Event, EventKind, ObjectRef, Outcome, SiteId, ThreadId, ThreadInfo, Trace};
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -53,8 +53,12 @@ struct Config {
 static CONFIG: OnceLock<Config> = OnceLock::new();
 
 thread_local! {
-    /// The lock held between an access's `before` and `after`.
-    static HELD: RefCell<Option<MutexGuard<'static, RecorderState>>> = const { RefCell::new(None) };
+    /// Whether the calling thread holds the recorder's lock between an access's `before` and
+    /// `after` (its guard given up, see [`hold`]). A plain flag with no destructor: glibc's `exit`
+    /// runs the calling thread's thread-local destructors *before* the exit handlers, and the
+    /// handlers' accesses are recorded too (an `atexit` function called from a thread that
+    /// calls `exit` found a destroyed guard cell and aborted the program).
+    static HELD: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Recording is on (RECORD mode, or alongside ENFORCE).
@@ -195,9 +199,10 @@ impl RecorderState {
 /// Open an access of the calling thread: the first open access takes the lock.
 pub fn hold() {
     HELD.with(|h| {
-        let mut h = h.borrow_mut();
-        if h.is_none() {
-            *h = Some(RECORDER.lock());
+        if !h.get() {
+            // Locked until `complete_access` releases it: the guard is given up meanwhile.
+            MutexGuard::leak(RECORDER.lock());
+            h.set(true);
         }
     });
 }
@@ -205,12 +210,17 @@ pub fn hold() {
 /// Record a completed access of the calling thread; releases the lock when `release`.
 pub fn complete_access(site: SiteId, kind: EventKind, object: ObjectRef, release: bool) {
     HELD.with(|h| {
-        let mut h = h.borrow_mut();
-        if let Some(g) = h.as_mut() {
-            g.push(Some(site), kind, object);
+        if !h.get() {
+            return;
         }
+        // SAFETY: this thread holds the lock: `hold` took it and gave its guard up.
+        let mut g = unsafe { RECORDER.make_guard_unchecked() };
+        g.push(Some(site), kind, object);
         if release {
-            *h = None;
+            h.set(false);
+            drop(g);
+        } else {
+            std::mem::forget(g);
         }
     });
 }
@@ -250,9 +260,26 @@ pub fn record_kills() {
     }
 }
 
+/// Trace writes under way (counted under the recorder's lock, done outside it).
+static WRITING: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Write `trace`; the caller counted it in [`WRITING`] while it held the lock.
 fn write(trace: Trace, path: PathBuf) {
     if let Err(e) = trace.write(&path) {
         eprintln!("irs-runtime: {e}");
+    }
+    // SeqCst: a rare path; pairs with the load in `wait_for_writes`.
+    WRITING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Another thread closed the recording and may still be writing the trace: wait (a little) until
+/// it is written, so that this thread's end of the process (`_exit` from a second thread while
+/// the first runs its exit handlers) does not cut the write short and lose the trace.
+fn wait_for_writes() {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    // SeqCst: see `write`.
+    while WRITING.load(std::sync::atomic::Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -260,10 +287,14 @@ fn write(trace: Trace, path: PathBuf) {
 pub fn finish(outcome: Outcome, close: bool) {
     let mut r = lock();
     if r.closed {
+        drop(r);
+        wait_for_writes();
         return;
     }
     r.closed = close;
     if let Some((trace, path)) = r.snapshot(outcome) {
+        // SeqCst: see `write`; counted before the lock is released.
+        WRITING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         drop(r);
         write(trace, path);
     }
@@ -271,15 +302,20 @@ pub fn finish(outcome: Outcome, close: bool) {
 
 /// From a signal handler: write what we have if the lock can be had soon; never block for long.
 pub fn finish_from_signal(outcome: Outcome) {
-    let held_here = HELD.try_with(|h| h.try_borrow_mut().ok().and_then(|mut h| h.take())).ok().flatten();
-    let r = match held_here {
-        Some(g) => Some(g),
-        None => RECORDER.try_lock_for(Duration::from_millis(500)),
+    let held_here = HELD.try_with(|h| h.replace(false)).unwrap_or(false);
+    let r = if held_here {
+        // SAFETY: this thread holds the lock (`hold`), interrupted by the signal inside an
+        // access: the guard made here releases it.
+        Some(unsafe { RECORDER.make_guard_unchecked() })
+    } else {
+        RECORDER.try_lock_for(Duration::from_millis(500))
     };
     if let Some(mut r) = r {
         if !r.closed {
             r.closed = true;
             if let Some((trace, path)) = r.snapshot(outcome) {
+                // SeqCst: see `write`.
+                WRITING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 drop(r);
                 write(trace, path);
             }
