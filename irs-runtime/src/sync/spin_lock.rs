@@ -1,9 +1,11 @@
 //! Spin locks (DESIGN §3): `pthread_spin_lock`, `_trylock` and `_unlock` are a mutex's lock,
 //! trylock and unlock (events on the lock's address, in every mode), so that a thread spinning
 //! for one is a thread waiting for a mutex: enabled when the lock is free, a deadlock when it
-//! never will be.
+//! never will be. Past its cut, a thread's operation on one waits only for the prefix's
+//! operations on the same lock, as a mutex operation does (`enforcer`'s rule 2).
 
-use crate::enforce::event::{enforced, recording};
+use crate::enforce::enforcer::Touch;
+use crate::enforce::event::{enforced_touching, recording};
 use crate::mode::{explore, plain};
 use crate::record::recorder;
 use crate::explore::scheduler;
@@ -40,7 +42,7 @@ pub unsafe extern "C" fn __irs_pthread_spin_lock(s: *mut libc::pthread_spinlock_
             }
         }
     }
-    enforced(site, || {
+    enforced_touching(site, Some(Touch::Mutex(s as u64)), || {
         // SAFETY: forwarded unchanged.
         let rc = unsafe { libc::pthread_spin_lock(s) };
         if rc == 0 && recording() {
@@ -61,7 +63,7 @@ pub unsafe extern "C" fn __irs_pthread_spin_trylock(s: *mut libc::pthread_spinlo
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_spin_trylock(s) };
     }
-    enforced(site, || {
+    enforced_touching(site, Some(Touch::Mutex(s as u64)), || {
         let mut rc = 0;
         let attempt = || {
             // SAFETY: forwarded unchanged; never blocks.
@@ -88,7 +90,7 @@ pub unsafe extern "C" fn __irs_pthread_spin_unlock(s: *mut libc::pthread_spinloc
         // SAFETY: forwarded unchanged.
         return unsafe { libc::pthread_spin_unlock(s) };
     }
-    enforced(site, || {
+    enforced_touching(site, Some(Touch::Mutex(s as u64)), || {
         let rec = recording().then(recorder::lock);
         // SAFETY: forwarded unchanged.
         let rc = unsafe { libc::pthread_spin_unlock(s) };
