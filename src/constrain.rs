@@ -108,6 +108,10 @@ pub fn show(path: &Path) -> Result<String, ConstrainError> {
     if v.published() > 1 {
         let _ = writeln!(out, "# cutoff log: {}", (0..v.published()).map(|i| format!("[{}]", cut_text(&v.cutoff(i)))).collect::<Vec<_>>().join(" "));
     }
+    let _ = match v.object_index() {
+        Some(index) => writeln!(out, "# object index: {} entries (a thread past its cut waits only for the prefix events its access, mutex operation or exit depends on)", shared_proto::prefix_objects::Entries::len(&index)),
+        None => writeln!(out, "# object index: imprecise (a thread past its cut waits for the whole prefix)"),
+    };
     for t in 0..v.threads() {
         let t = ThreadId(t as u32);
         for k in 0..current[t.index()] {

@@ -70,6 +70,7 @@ fn a_smaller_prefix_is_adopted_mid_run() {
     assert!(irs_in(&d, &["constrain", "--trace", "late.trace", "--out", "late.prefix"]).status.success());
     let shown = irs_in(&d, &["prefix", "show", "late.prefix"]).stdout;
     assert!(shown.contains("T1#1 load in reader at late.c:9:60  <-  T0#3 store in main at late.c:10:140"), "{shown}");
+    assert!(shown.lines().any(|l| l.starts_with("# object index: ") && l.contains(" entries")), "{shown}");
     let ms = |o: &Output| -> f64 {
         o.stdout.split("after ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{}{}", o.stdout, o.stderr))
     };
