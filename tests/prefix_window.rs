@@ -30,7 +30,7 @@ static long ms_since(const struct timespec *s) {
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (now.tv_sec - s->tv_sec) * 1000 + (now.tv_nsec - s->tv_nsec) / 1000000;
 }
-static void *t1(void *a) { usleep(400000); x = 1; return a; }
+static void *t1(void *a) { usleep(1000000); x = 1; return a; }
 static void *t2(void *a) {
 #ifdef READ_X
     seen_x = x;
@@ -97,12 +97,12 @@ fn runs(variant: &str, defines: &[&str]) -> Vec<(i64, i64)> {
         .collect()
 }
 
-/// T2 writes a word no prefix event touches: it runs at once, long before T1's sleep ends (the
-/// barrier made it wait the whole sleep).
+/// T2 writes a word no prefix event touches: it runs at once, long before T1's 1 s sleep ends
+/// (the barrier made it wait the whole sleep; the margin is for a loaded machine).
 #[test]
 fn an_event_past_the_cut_on_another_object_does_not_wait() {
     for (t2_ms, _) in runs("other_word", &[]) {
-        assert!(t2_ms < 200, "T2 waited {t2_ms} ms for T1's part of the prefix (400 ms of sleep) although it touches another word");
+        assert!(t2_ms < 500, "T2 waited {t2_ms} ms for T1's part of the prefix (1 s of sleep) although it touches another word");
     }
 }
 
@@ -112,7 +112,7 @@ fn an_event_past_the_cut_on_another_object_does_not_wait() {
 fn an_event_past_the_cut_on_an_object_of_a_pending_prefix_event_waits_for_it() {
     for (t2_ms, seen_x) in runs("same_word", &["-DREAD_X"]) {
         assert_eq!(seen_x, 1, "T2 read x before T1's write, which the prefix orders before it");
-        assert!(t2_ms >= 390, "T2 read x after {t2_ms} ms, before T1's sleep ended");
+        assert!(t2_ms >= 990, "T2 read x after {t2_ms} ms, before T1's sleep ended");
     }
 }
 
