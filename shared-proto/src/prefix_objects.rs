@@ -83,17 +83,11 @@ pub struct Entry {
 pub fn keys_of(e: &Event, image: ImageRange) -> Option<Vec<(Key, bool)>> {
     match (e.kind, e.object) {
         (EventKind::Access(kind), ObjectRef::Memory { addr, size, logical }) => {
+            // Named as a run names its own access (`access_keys`); heap and stacks are unnamed.
             let (region, start) = named(addr, logical);
-            let writes = kind.writes();
-            match (region, image.offset(start)) {
-                (Region::Static, Some(off)) => {
-                    let size = size as u64;
-                    if size == 0 || size.div_ceil(4) + 1 > MAX_WORDS {
-                        return None;
-                    }
-                    Some((off / 4..=(off + size - 1) / 4).map(|w| (Key::Word(w), writes)).collect())
-                }
-                _ => Some(vec![(Key::Unnamed, writes)]),
+            match region {
+                Region::Static => Some(access_keys(start, size as u64, kind.writes(), image)?.collect()),
+                _ => Some(vec![(Key::Unnamed, kind.writes())]),
             }
         }
         (EventKind::Lock | EventKind::Unlock | EventKind::TryLock | EventKind::TryLockFail, ObjectRef::Mutex { addr, logical }) if sync_object::decode(addr).is_none() => {
