@@ -11,6 +11,16 @@
 
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::{Options, Policy};
+use irs_verifier::natural_run;
+
+/// Which execution the measured prefixes are cut from.
+#[derive(Clone, Copy, Debug)]
+pub enum FirstTrace {
+    /// The controlled execution under this policy.
+    Policy(Policy),
+    /// The controlled execution that follows a run with real threads (`natural_run`).
+    Natural,
+}
 use shared_proto::prefix_segment;
 use shared_proto::requirement_table::RequirementTable;
 use std::path::{Path, PathBuf};
@@ -58,6 +68,9 @@ pub struct Report {
     pub prefixes: Vec<Config>,
     pub total_constraints: usize,
     pub measure: Measure,
+    /// Why the first trace is not the one asked for (no natural run could be followed: the
+    /// default policy's, as `irs verify --publish --anchor natural` falls back to).
+    pub fallback: Option<String>,
 }
 
 fn work_us(stdout: &str) -> Option<f64> {
@@ -138,21 +151,39 @@ pub fn overhead(
     plain: &Path,
     program: &str,
     args: &[String],
-    policy: Policy,
+    first_trace: FirstTrace,
     runs: usize,
     points: Option<usize>,
     work_dir: &Path,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Report, BenchError> {
     let mut ex = executor(program, args, Options::default())?;
-    // A run in which a thread halts in a spin-wait is no first trace: then the run with the
-    // loops iterating and their read-only iterations left out (`Executor::run_complete`).
-    let first = match ex.run_complete(policy).map_err(ReplayError::from)? {
-        Some(x) => x,
-        None => {
-            let x = ex.run_with_policy(&[], policy).map_err(ReplayError::from)?;
-            return Err(BenchError::FirstRun(x.trace.outcome.to_string()));
+    // As `irs verify --publish --anchor natural` anchors it, and falls back.
+    let (natural, fallback) = match first_trace {
+        FirstTrace::Natural => {
+            let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
+            match natural_run::natural_anchor(&mut ex, &exe, args).map_err(ReplayError::from)? {
+                Ok(x) => (Some(x), None),
+                Err(why) => (None, Some(format!("no natural run could be followed ({why}): the default policy's first trace"))),
+            }
         }
+        FirstTrace::Policy(_) => (None, None),
+    };
+    let policy = match first_trace {
+        FirstTrace::Policy(p) => p,
+        FirstTrace::Natural => Policy::Default,
+    };
+    let first = match natural {
+        Some(x) => x,
+        // A run in which a thread halts in a spin-wait is no first trace: then the run with the
+        // loops iterating and their read-only iterations left out (`Executor::run_complete`).
+        None => match ex.run_complete(policy).map_err(ReplayError::from)? {
+            Some(x) => x,
+            None => {
+                let x = ex.run_with_policy(&[], policy).map_err(ReplayError::from)?;
+                return Err(BenchError::FirstRun(x.trace.outcome.to_string()));
+            }
+        },
     };
     drop(ex);
     let table = RequirementTable::from_trace(&first.trace, Default::default());
@@ -183,7 +214,7 @@ pub fn overhead(
         }
     }
     let plain = configs.remove(0);
-    Ok(Report { plain, prefixes: configs, total_constraints, measure: measure.unwrap_or(Measure::Work) })
+    Ok(Report { plain, prefixes: configs, total_constraints, measure: measure.unwrap_or(Measure::Work), fallback })
 }
 
 impl Report {
@@ -192,12 +223,15 @@ impl Report {
     }
 
     pub fn markdown(&self, name: &str, policy: &str) -> String {
-        let mut s = format!(
-            "### {name} ({policy} first trace, {} constraints)\n\n| constraints | cutoff | median µs ({}) | overhead % |\n| ---: | --- | ---: | ---: |\n| plain | | {:.1} | |\n",
-            self.total_constraints,
+        let mut s = format!("### {name} ({policy} first trace, {} constraints)\n\n", self.total_constraints);
+        if let Some(why) = &self.fallback {
+            s.push_str(&format!("{why}.\n\n"));
+        }
+        s.push_str(&format!(
+            "| constraints | cutoff | median µs ({}) | overhead % |\n| ---: | --- | ---: | ---: |\n| plain | | {:.1} | |\n",
             self.measure.name(),
             self.plain.median()
-        );
+        ));
         for c in &self.prefixes {
             let cut = c.cut.as_ref().map(|v| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")).unwrap_or_default();
             let note = if c.divergent > 0 { format!(" ({} runs left the trace)", c.divergent) } else { String::new() };

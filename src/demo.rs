@@ -200,6 +200,7 @@ fn act(exe: &Path, plain: &Path, name: &'static str) -> Result<Story, DemoError>
         reaction: service::Reaction::Serial,
         env: service::input::EnvSelection::All,
         capture_limit: service::input::DEFAULT_CAPTURE_LIMIT,
+        natural_anchor: false,
     };
     let t0 = Instant::now();
     let session = Session::attach(&program, &[], &opts, |a| {

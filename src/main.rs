@@ -209,6 +209,13 @@ enum Command {
         /// under ENFORCE (`irs run --installed`).
         #[arg(long)]
         publish: bool,
+        /// With --publish, which execution the prefixes are cut from: default (the default
+        /// policy's: each thread as long as it can) or natural (the order of events of one run
+        /// with real threads, isolated like the explored executions, followed by a controlled
+        /// execution: production runs then wait only where the program, left alone, tends to
+        /// be ordered that way anyway)
+        #[arg(long, default_value = "default", value_parser = ["default", "natural"], requires = "publish")]
+        anchor: String,
         /// Keep this file up to date with the verifier's state (JSON; what `irs status` reads).
         #[arg(long)]
         status_file: Option<PathBuf>,
@@ -237,6 +244,9 @@ enum Command {
     /// another (started by `irs run`; not for people).
     #[command(hide = true)]
     Worker {
+        /// Which execution the verifiers anchor the prefixes on (`irs verify --anchor`).
+        #[arg(long, default_value = "default", value_parser = ["default", "natural"])]
+        anchor: String,
         /// The program, after `--`.
         #[arg(required = true, last = true)]
         command: Vec<String>,
@@ -307,8 +317,10 @@ enum BenchCommand {
         /// Runs of each configuration.
         #[arg(long, default_value_t = 200)]
         runs: usize,
-        /// First trace: default (few preemptions) or round-robin (many).
-        #[arg(long, default_value = "default", value_parser = ["default", "round-robin"])]
+        /// First trace: default (few preemptions), round-robin (many), or natural (the order of
+        /// events of a run with real threads, followed by a controlled execution, as `irs verify
+        /// --publish --anchor natural` anchors it).
+        #[arg(long, default_value = "default", value_parser = ["default", "round-robin", "natural"])]
         policy: String,
         /// Measure at most this many constraint counts (evenly spread; all by default).
         #[arg(long)]
@@ -536,7 +548,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, memory_limit, first_bug, svcomp, spin_bound, max_threads, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, equivalence, publish, status_file, stdin, input, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, memory_limit, first_bug, svcomp, spin_bound, max_threads, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, equivalence, publish, anchor, status_file, stdin, input, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let stored = match &input {
                 Some(_) if !args.is_empty() => return fail("verify: --input replays the input's own arguments: give the program alone after --"),
@@ -585,6 +597,9 @@ fn main() -> ExitCode {
                 Some(s) if publish => Some(irs::service::publish::Publisher::to(s.store.segment())),
                 _ => publish.then(irs::service::publish::Publisher::new),
             };
+            if let Some(p) = publisher.as_mut() {
+                p.natural_anchor = anchor == "natural";
+            }
             if let Some(p) = publisher.as_mut() {
                 p.equivalence = equivalence;
             }
@@ -700,6 +715,7 @@ fn main() -> ExitCode {
                         let mut j = irs::verify::to_json(&o, k);
                         if let Some(p) = &publisher {
                             j["published"] = irs::verify::published_json(p);
+                            j["published"]["anchor"] = serde_json::json!(o.anchor_note);
                         }
                         println!("{j}");
                     }
@@ -733,14 +749,14 @@ fn main() -> ExitCode {
             }
         }
         Command::Run(args) if args.under_irs() => ExitCode::from(irs_service::run_cli::run_under_irs(args)),
-        Command::Worker { command } => {
+        Command::Worker { anchor, command } => {
             let exe = PathBuf::from(&command[0]);
             let id = match irs::service::program_id(&command[0], &[]) {
                 Ok(id) => id,
                 Err(e) => return fail(format_args!("worker: {e}")),
             };
             let program = irs::service::store::ProgramStore::of(id);
-            match irs::service::worker::work(&exe, &program, |m| eprintln!("irs worker: {m}")) {
+            match irs::service::worker::work(&exe, &program, anchor == "natural", |m| eprintln!("irs worker: {m}")) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(format_args!("worker: {e}")),
             }
@@ -819,7 +835,11 @@ fn main() -> ExitCode {
         },
         Command::Bench { command: BenchCommand::Overhead { plain, runs, policy, points, name, csv, svg, command } } => {
             let (program, args) = command.split_first().expect("clap requires a program");
-            let pol = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
+            let pol = match policy.as_str() {
+                "round-robin" => irs::bench_overhead::FirstTrace::Policy(irs_verifier::executor::Policy::RoundRobin),
+                "natural" => irs::bench_overhead::FirstTrace::Natural,
+                _ => irs::bench_overhead::FirstTrace::Policy(irs_verifier::executor::Policy::Default),
+            };
             let name = name.unwrap_or_else(|| std::path::Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
             let work = std::env::temp_dir().join(format!("irs-bench-{}", std::process::id()));
             let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());

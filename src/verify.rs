@@ -29,7 +29,8 @@ pub struct Outcomes {
     pub peak_rss_kb: u64,
     /// CPU time of the verifier's own process (not the program's), seconds.
     pub cpu_seconds: f64,
-    /// With `--publish`: why the prefix is not anchored on the default schedule.
+    /// With `--publish`: what the prefix is anchored on, when it is not the default schedule
+    /// (or why it is, when another was asked for).
     pub anchor_note: Option<String>,
     /// The files the program opened for reading in the executions explored (part of the input,
     /// DESIGN §4 "Inputs"), as `PATH (N bytes)` or `PATH (absent)`.
@@ -297,6 +298,41 @@ pub fn verify(
     result
 }
 
+/// The schedule an earlier verifier anchored this publisher's segment on, if it kept one
+/// (`publish::anchor_file`: it anchored on a natural run) and it still runs to a correct end:
+/// running it again gives the same table, so the segment is taken over, whatever `--anchor`
+/// says now.
+fn earlier_anchor(ex: &mut irs_verifier::executor::Executor, p: &Publisher) -> Result<Option<Vec<shared_proto::ThreadId>>, qpor::VerifyError> {
+    let segment = p.segment_path(ex.hello().program_id);
+    if !segment.exists() {
+        return Ok(None);
+    }
+    let Some(s) = std::fs::read_to_string(crate::service::publish::anchor_file(&segment)).ok().and_then(|t| irs_verifier::schedule::parse(&t).ok()) else {
+        return Ok(None);
+    };
+    Ok(matches!(ex.run(&s)?.outcome(), Outcome::Exit(_)).then_some(s))
+}
+
+/// With `--anchor natural`: the first execution's schedule from a natural run (`None`: keep the
+/// default anchor), and what to say of it. The schedule is kept beside the segment for a
+/// verifier restarted on it (`earlier_anchor`).
+fn natural_first(ex: &mut irs_verifier::executor::Executor, p: &Publisher, program: &str, args: &[String]) -> Result<(Option<Vec<shared_proto::ThreadId>>, String), qpor::VerifyError> {
+    match irs_verifier::natural_run::natural_anchor(ex, Path::new(program), args)? {
+        Ok(x) => {
+            let s = x.schedule();
+            let kept = crate::service::publish::anchor_file(&p.segment_path(ex.hello().program_id));
+            let tmp = kept.with_extension(format!("anchor.tmp{}", std::process::id()));
+            // Without it, a restarted verifier finds another first execution and says so
+            // (nothing wrong is published either way).
+            if std::fs::write(&tmp, irs_verifier::schedule::format(&s)).and_then(|()| std::fs::rename(&tmp, &kept)).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            Ok((Some(s), "the prefix is anchored on the program's own order of events (--anchor natural)".into()))
+        }
+        Err(why) => Ok((None, format!("no natural run to anchor on ({why}): the prefix is anchored on the default schedule"))),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn verify_inner(
     program: &str,
@@ -320,8 +356,28 @@ fn verify_inner(
     let mut anchor_note = None;
     if let Some(p) = publisher.as_mut() {
         // The published table is the first execution's: it must be a correct one.
-        let default = ex.run(&[]).map_err(qpor::VerifyError::from)?;
-        if !matches!(default.outcome(), Outcome::Exit(_)) {
+        let natural = if let Some(s) = earlier_anchor(&mut ex, p)? {
+            anchor_note = Some("the prefix is anchored on the natural order of events an earlier verifier of it anchored on".into());
+            Some(s)
+        } else if p.natural_anchor {
+            let (first, note) = natural_first(&mut ex, p, program, args)?;
+            anchor_note = Some(note);
+            first
+        } else {
+            None
+        };
+        let default = match &natural {
+            Some(_) => None,
+            None => Some(ex.run(&[]).map_err(qpor::VerifyError::from)?),
+        };
+        if natural.is_none() {
+            // Anchored on the default schedule: a schedule left beside the segment by another
+            // anchor is not this segment's.
+            let _ = std::fs::remove_file(crate::service::publish::anchor_file(&p.segment_path(ex.hello().program_id)));
+        }
+        if natural.is_some() {
+            opts.first_schedule = natural;
+        } else if let Some(default) = default.filter(|d| !matches!(d.outcome(), Outcome::Exit(_))) {
             let started = std::time::Instant::now();
             // First the default schedule with spin-waits iterating, their read-only iterations
             // then left out (`Policy::Anchor`); then random schedules. Either must end correctly
@@ -459,6 +515,7 @@ pub fn published_json(p: &Publisher) -> serde_json::Value {
     serde_json::json!({
         "segment": p.segment.as_ref().map(|s| s.display().to_string()),
         "error": p.error,
+        "reused": p.reused,
         "log": p.log.iter().map(|s| serde_json::json!({
             "steps": s.steps,
             "cut": s.cut,

@@ -401,3 +401,43 @@ int main(void) {
     }
     assert!(distinct.len() > 50, "the interleavings really differ ({} distinct)", distinct.len());
 }
+
+/// `Policy::Follow` takes a schedule as an order to follow as far as it goes: an entry whose
+/// thread cannot run yet waits while later ones are taken (a strict schedule is infeasible
+/// there), and what it ran is a strict schedule that runs the same execution again.
+#[test]
+fn a_followed_order_waits_for_a_thread_that_cannot_run_yet() {
+    use irs_verifier::executor::Policy;
+    let dir = scratch("explore/follow");
+    let exe = build(
+        &dir,
+        "follow",
+        r#"
+#include <pthread.h>
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x;
+void *t(void *a) { pthread_mutex_lock(&m); x++; pthread_mutex_unlock(&m); return 0; }
+int main(void) {
+  pthread_t a;
+  pthread_mutex_lock(&m);
+  pthread_create(&a, 0, t, 0);
+  x++;
+  pthread_mutex_unlock(&m);
+  pthread_join(a, 0);
+  return x == 2 ? 0 : 1;
+}
+"#,
+    );
+    let mut ex = executor(&exe, Options::default());
+    // T1 first: it does not exist yet, then waits for `m`, which main holds.
+    let order: Vec<ThreadId> = [1, 1, 1, 0, 0, 0, 0, 0, 0].into_iter().map(ThreadId).collect();
+    let strict = ex.run(&order).unwrap();
+    assert!(matches!(strict.outcome(), Outcome::Infeasible { .. }), "{}", strict.outcome());
+    let followed = ex.run_with_policy(&order, Policy::Follow).unwrap();
+    assert_eq!(*followed.outcome(), Outcome::Exit(0), "{}", followed.outcome());
+    // T1 ran as soon as it could: right after main's unlock, before main's join.
+    let kinds: Vec<(u32, shared_proto::EventKind)> = followed.trace.events.iter().map(|e| (e.tid.0, e.kind)).collect();
+    let unlock = kinds.iter().position(|&(t, k)| t == 0 && k == shared_proto::EventKind::Unlock).unwrap();
+    assert_eq!(kinds[unlock + 1], (1, shared_proto::EventKind::Lock), "{kinds:?}");
+    assert_eq!(ex.run(&followed.schedule()).unwrap().trace, followed.trace);
+}

@@ -61,6 +61,17 @@ fn cutoff_log(segment: &str) -> Vec<Vec<u64>> {
     }
 }
 
+/// Once the program's verifier has published twice, kill it with -9 (it must still be running)
+/// and wait until it is reported stale.
+fn kill_verifier_midway(prog: &Path) {
+    wait_until("some relaxation", Duration::from_secs(60), || status(prog)["state"]["published"].as_u64().unwrap_or(0) >= 2);
+    let s = status(prog);
+    assert_eq!(s["status"], "running", "too fast to kill: {s}");
+    // SAFETY: killing the verifier this test started.
+    unsafe { libc::kill(s["state"]["pid"].as_u64().unwrap() as i32, libc::SIGKILL) };
+    wait_until("the verifier is reported stale", Duration::from_secs(10), || status(prog)["status"] == "STALE");
+}
+
 #[test]
 fn runs_under_a_live_verifier_never_hit_the_bug_it_finds() {
     let d = scratch("irs_service/race");
@@ -95,13 +106,7 @@ fn a_killed_verifier_is_stale_and_its_successor_only_shrinks_the_prefix() {
     let _c = Cleanup(prog.clone());
     let o = irs_run(&prog, &["--repeat", "1"]);
     assert!(o.status.success(), "{}", o.stderr);
-    wait_until("some relaxation", Duration::from_secs(60), || status(&prog)["state"]["published"].as_u64().unwrap_or(0) >= 2);
-    let s = status(&prog);
-    assert_eq!(s["status"], "running", "too fast to kill: {s}");
-    let pid = s["state"]["pid"].as_u64().unwrap();
-    // SAFETY: killing the verifier this test started.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    wait_until("the verifier is reported stale", Duration::from_secs(10), || status(&prog)["status"] == "STALE");
+    kill_verifier_midway(&prog);
     let segment = status(&prog)["segment"].as_str().unwrap().to_string();
     let before = cutoff_log(&segment);
     let in_force = status(&prog)["constraints_in_force"].as_u64().unwrap();
@@ -121,6 +126,30 @@ fn a_killed_verifier_is_stale_and_its_successor_only_shrinks_the_prefix() {
         assert!(w[1].iter().zip(&w[0]).all(|(a, b)| a <= b), "a larger prefix was published: {:?} then {:?}", w[0], w[1]);
     }
     assert!(in_force > 0);
+}
+
+/// Under `irs run --anchor natural` the worker's verifier anchors on a natural run and keeps its
+/// schedule beside the segment: a verifier restarted after a `kill -9` (by a run that does not
+/// ask for it) runs that schedule again, takes the segment over and only shrinks the prefix.
+#[test]
+fn a_verifier_anchored_on_a_natural_run_is_taken_over_after_a_kill() {
+    let d = scratch("irs_service/kill-natural");
+    let prog = build(&d, "mpat", &repo().join("benchmarks/qpor/mpat.c"), &["-DK=6"]);
+    let _c = Cleanup(prog.clone());
+    let o = irs_run(&prog, &["--anchor", "natural"]);
+    assert!(o.status.success(), "{}", o.stderr);
+    kill_verifier_midway(&prog);
+    let segment = status(&prog)["segment"].as_str().unwrap().to_string();
+    assert!(Path::new(&format!("{segment}.anchor")).exists(), "the natural run's schedule is kept beside {segment}");
+    let before = cutoff_log(&segment);
+    let o = irs_run(&prog, &["--repeat", "5"]);
+    assert!(o.status.success(), "{}", o.stderr);
+    wait_until("the new verifier finishes", Duration::from_secs(120), || status(&prog)["status"] == "finished");
+    let s = status(&prog);
+    assert_eq!(s["state"]["verdict"], "safe", "{s}");
+    assert_eq!(s["constraints_in_force"], 0, "{s}");
+    let after = cutoff_log(&segment);
+    assert!(after.len() > before.len() && after[..before.len()] == before[..], "the log was continued, not replaced: {before:?} then {after:?}");
 }
 
 #[test]

@@ -24,11 +24,19 @@ struct Published {
 impl Drop for Published {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.segment);
+        let mut kept = self.segment.clone().into_os_string();
+        kept.push(".anchor");
+        let _ = std::fs::remove_file(kept);
     }
 }
 
 fn publish(dir: &Path, prog: &Path) -> Published {
-    let o = run(Command::new(irs()).args(["verify", "--publish", "--json", "--out-dir"]).arg(dir).arg("--").arg(prog), None, T).unwrap();
+    publish_with(dir, prog, &[])
+}
+
+/// `publish` with more arguments for `irs verify`.
+fn publish_with(dir: &Path, prog: &Path, more: &[&str]) -> Published {
+    let o = run(Command::new(irs()).args(["verify", "--publish", "--json"]).args(more).arg("--out-dir").arg(dir).arg("--").arg(prog).current_dir(dir), None, T).unwrap();
     let json: serde_json::Value = serde_json::from_str(o.stdout.lines().last().unwrap_or_default())
         .unwrap_or_else(|e| panic!("no JSON ({e}): {}\n{}", o.stdout, o.stderr));
     let segment = PathBuf::from(json["published"]["segment"].as_str().unwrap_or_else(|| panic!("nothing published: {json}")));
@@ -152,6 +160,92 @@ int main(void) {
     assert_eq!(p.json["verdict"], "violation");
     assert!(cuts(&p).last().unwrap().iter().any(|&c| c > 0), "{}", p.json);
     assert_eq!(chaos_failures(&prog, 200, true), 0, "a run under the published prefix failed");
+}
+
+/// Two threads: `late` computes for a while (no event), then sets `x`; `early` reads `x`. Left
+/// alone, the program reads 0 (`early` starts while `late` computes); the default policy's
+/// execution runs `late` to its end first (main waits for it, and it is the lowest thread) and
+/// reads 1.
+const LATE_WRITER: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+int x;
+void *late(void *a) {
+  for (long i = 0; i < 200000000; i++) __asm__ volatile("");
+  __atomic_store_n(&x, 1, __ATOMIC_SEQ_CST);
+  return 0;
+}
+void *early(void *a) { printf("%d\n", __atomic_load_n(&x, __ATOMIC_SEQ_CST)); return 0; }
+int main(void) {
+  pthread_t a, b;
+  pthread_create(&a, 0, late, 0);
+  pthread_create(&b, 0, early, 0);
+  pthread_join(a, 0);
+  pthread_join(b, 0);
+  return 0;
+}
+"#;
+
+/// The rows of the installed table (`irs prefix show`) of events that are `what`.
+fn rows_with(segment: &Path, what: &str) -> Vec<String> {
+    let show = run(Command::new(irs()).args(["prefix", "show"]).arg(segment), None, T).unwrap();
+    show.stdout.lines().filter(|l| l.split("<-").next().is_some_and(|event| event.contains(what))).map(str::to_string).collect()
+}
+
+/// `--anchor natural` cuts the prefixes from the order the program takes when left alone: the
+/// read of `x` comes before the late write there and in the table, where the default anchor
+/// orders the read after the write (production runs would wait the sleep for it).
+#[test]
+fn a_natural_anchor_orders_events_as_the_program_left_alone_does() {
+    let d = scratch("publish/natural");
+    let prog = build(&d, "late", LATE_WRITER);
+    let natural = publish_with(&d, &prog, &["--anchor", "natural", "--max-executions", "1"]);
+    let store = rows_with(&natural.segment, "store in late");
+    assert!(store.iter().any(|r| r.contains("<-  T2#") && r.contains("load in early")), "the write after the read: {store:?}");
+    let load = rows_with(&natural.segment, "load in early");
+    assert!(load.iter().all(|r| !r.contains("T1#")), "the read waits for nothing of `late`: {load:?}");
+    // A verifier restarted on the segment runs the same schedule (kept beside it) and takes the
+    // segment over, instead of finding another first execution.
+    let again = publish_with(&d, &prog, &["--anchor", "natural", "--max-executions", "1"]);
+    assert!(again.json["published"]["error"].is_null(), "{}", again.json);
+    assert_eq!(again.json["published"]["reused"], true, "{}", again.json);
+    drop((natural, again));
+    let default = publish_with(&d, &prog, &["--max-executions", "1"]);
+    let load = rows_with(&default.segment, "load in early");
+    assert!(load.iter().any(|r| r.contains("<-  T1#") && r.contains("store in late")), "the default anchor reads after the write: {load:?}");
+}
+
+/// The natural run is isolated as explored executions are: what it writes is not kept.
+#[test]
+fn the_natural_run_changes_no_file() {
+    let d = scratch("publish/natural-files");
+    let prog = build(
+        &d,
+        "writer",
+        r#"
+#include <pthread.h>
+#include <stdio.h>
+int x;
+void *t(void *a) { __atomic_store_n(&x, 1, __ATOMIC_SEQ_CST); return 0; }
+int main(void) {
+  pthread_t a;
+  pthread_create(&a, 0, t, 0);
+  pthread_join(a, 0);
+  FILE *f = fopen("written-by-the-program", "w");
+  if (f) { fputs("here", f); fclose(f); }
+  return 0;
+}
+"#,
+    );
+    let o = run(Command::new(irs()).args(["verify", "--publish", "--anchor", "natural", "--out-dir"]).arg(&d).arg("--").arg(&prog).current_dir(&d), None, T).unwrap();
+    assert!(o.stdout.contains("anchored on the program's own order of events"), "{}\n{}", o.stdout, o.stderr);
+    assert!(!d.join("written-by-the-program").exists(), "the natural run wrote in the user's directory");
+    let json = run(Command::new(irs()).args(["verify", "--publish", "--anchor", "natural", "--json", "--out-dir"]).arg(&d).arg("--").arg(&prog).current_dir(&d), None, T).unwrap();
+    let j: serde_json::Value = serde_json::from_str(json.stdout.lines().last().unwrap_or_default()).unwrap();
+    if let Some(seg) = j["published"]["segment"].as_str() {
+        let _ = std::fs::remove_file(seg);
+        let _ = std::fs::remove_file(format!("{seg}.anchor"));
+    }
 }
 
 /// An execution that does not end (here: a thread spinning on a flag another thread never sets

@@ -7,7 +7,9 @@ all its constraints down to none, each run as a separate process, interleaved ro
 Three sets of programs, each written to its own files in the output directory:
 
 - `paper`: our versions of the IRS paper's programs (benchmarks/irs_paper/*.c); they print the
-  time of their threads' work (`work_us=`), which is what is compared. Both policies.
+  time of their threads' work (`work_us=`), which is what is compared. Both policies (or those
+  `--policies` names; `natural`: the order of events of a run with real threads, as `irs verify
+  --publish --anchor natural` anchors its prefixes).
   Files: results.md, overhead_{default,round_robin}.{csv,svg}.
 - `sync`: the synchronisation benchmarks (benchmarks/sync_programs/*.c) with a workload large
   enough that a run is not only the process's start (sizes below); the process's wall time is
@@ -66,6 +68,7 @@ def header(a, title, what):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     extra = "".join(f" --{k} {v}" for k, v in (("pigz", a.pigz), ("thpool", a.thpool)) if v and a.set == "real")
     points = f" --points {a.points}" if a.points else ""
+    points += f" --policies {','.join(a.policies)}" if a.policies else ""
     return (f"# {title}\n\n- Date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC; irs at "
             f"{sh(['git', 'rev-parse', '--short', 'HEAD'], cwd=REPO).strip()}\n"
             f"- Command: `python3 benchmarks/irs_overhead/run.py --set {a.set} --runs {a.runs}{points}{extra}`\n"
@@ -96,7 +99,7 @@ def summary(csv_texts):
 def paper(a, out, d):
     sources = sorted(p for p in PAPER.glob("*.c") if not a.only or p.stem in a.only)
     md = []
-    for policy in ["default", "round-robin"]:
+    for policy in a.policies or ["default", "round-robin"]:
         tag = policy.replace("-", "_")
         csv = d / f"{tag}.csv"
         for src in sources:
@@ -110,7 +113,7 @@ def paper(a, out, d):
     head = header(a, "ENFORCE overhead per constraint count: the IRS paper's programs",
                   "the programs' own work time (first create to last join, `work_us=`)")
     head += "- First trace: `default` = the controlled execution with the default policy (few preemptions), `round-robin` = the next thread at every step (many).\n\n"
-    head += summary([(out / f"overhead_{t}.csv").read_text() for t in ("default", "round_robin")])
+    head += summary([(out / f"overhead_{p.replace('-', '_')}.csv").read_text() for p in (a.policies or ["default", "round-robin"])])
     (out / "results.md").write_text(head + "\n".join(md))
 
 
@@ -123,7 +126,8 @@ def sync(a, out, d):
         sh(["clang-14", "-O2", "-pthread", *sizes, f"-I{SYNC}", "-o", str(plain), str(src)])
         sh([a.irs, "cc", "-O2", "-pthread", *sizes, f"-I{SYNC}", "-o", str(inst), str(src)])
         print(f"{src.stem} {' '.join(sizes)}...", flush=True)
-        md.append(f"Built with `{' '.join(sizes) or '(its defaults)'}`.\n\n" + bench(a, plain, inst, src.stem, "default", csv, out / "overhead_sync.svg"))
+        for policy in a.policies or ["default"]:
+            md.append(f"Built with `{' '.join(sizes) or '(its defaults)'}`.\n\n" + bench(a, plain, inst, src.stem, policy, csv, out / "overhead_sync.svg"))
     (out / "overhead_sync.csv").write_text(csv.read_text())
     (out / "sync.md").write_text(header(a, "ENFORCE overhead per constraint count: the synchronisation benchmarks",
                                         "each process's wall time (its start included)") + summary([csv.read_text()]) + "\n".join(md))
@@ -150,8 +154,9 @@ def real(a, out, d):
             sh(["make", "-s", f"CC={cc}"], cwd=w)
             exes[kind] = w / "pigz"
         print("pigz...", flush=True)
-        md.append("pigz (madler/pigz): `pigz -c -p 2 input.txt` (1 MB of text to standard output, two compression threads).\n\n"
-                  + bench(a, exes["plain"], exes["irs"], "pigz", "default", csv, out / "overhead_real.svg", ["-c", "-p", "2", "input.txt"], cwd=data))
+        for policy in a.policies or ["default"]:
+            md.append("pigz (madler/pigz): `pigz -c -p 2 input.txt` (1 MB of text to standard output, two compression threads).\n\n"
+                      + bench(a, exes["plain"], exes["irs"], "pigz", policy, csv, out / "overhead_real.svg", ["-c", "-p", "2", "input.txt"], cwd=data))
     if a.thpool:
         exes = {}
         for kind, cc in (("plain", "clang-14"), ("irs", f"{a.irs} cc")):
@@ -159,8 +164,9 @@ def real(a, out, d):
             sh([*cc.split(), "-O2", "-pthread", "-o", "example", "example.c", "thpool.c"], cwd=w)
             exes[kind] = w / "example"
         print("thpool example...", flush=True)
-        md.append("C-Thread-Pool (Pithikos/C-Thread-Pool): its `example` (4 workers, 40 jobs that print).\n\n"
-                  + bench(a, exes["plain"], exes["irs"], "thpool_example", "default", csv, out / "overhead_real.svg", cwd=d))
+        for policy in a.policies or ["default"]:
+            md.append("C-Thread-Pool (Pithikos/C-Thread-Pool): its `example` (4 workers, 40 jobs that print).\n\n"
+                      + bench(a, exes["plain"], exes["irs"], "thpool_example", policy, csv, out / "overhead_real.svg", cwd=d))
     if not md:
         sys.exit("error: --set real needs --pigz and/or --thpool")
     (out / "overhead_real.csv").write_text(csv.read_text())
@@ -175,6 +181,7 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--points", type=int, default=0, help="at most this many constraint counts per program (0: every one)")
     ap.add_argument("--only", nargs="*", help="program names to run (default: all of the set)")
+    ap.add_argument("--policies", type=lambda v: v.split(","), help="first traces to cut the prefixes from, comma-separated: default, round-robin, natural (default: default,round-robin for paper, default otherwise)")
     ap.add_argument("--pigz", help="a pigz checkout (--set real)")
     ap.add_argument("--thpool", help="a C-Thread-Pool checkout (--set real)")
     ap.add_argument("--out", default=str(REPO / "benchmarks/results/irs_overhead"))

@@ -51,6 +51,12 @@ pub struct RunArgs {
     /// then not covered by any verification).
     #[arg(long, default_value_t = crate::service::input::DEFAULT_CAPTURE_LIMIT)]
     pub capture_limit: u64,
+    /// Under IRS: which execution the verifier cuts the prefixes from (`irs verify --publish
+    /// --anchor`): default (the default policy's, each thread as long as it can) or natural (the
+    /// program's own order of events, from one isolated run with real threads). Taken by the
+    /// background worker this run starts; one already at work keeps its own.
+    #[arg(long, default_value = "default", value_parser = ["default", "natural"])]
+    pub anchor: String,
     /// The program (built by `irs cc`) and its arguments, after `--`.
     #[arg(required = true, last = true)]
     pub command: Vec<String>,
@@ -83,6 +89,7 @@ pub fn parse_front(args: &[std::ffi::OsString]) -> Option<RunArgs> {
         divergence: "serial".into(),
         env: "read".into(),
         capture_limit: crate::service::input::DEFAULT_CAPTURE_LIMIT,
+        anchor: "default".into(),
         command: Vec::new(),
     };
     let mut seen: Vec<&str> = Vec::new();
@@ -104,7 +111,7 @@ pub fn parse_front(args: &[std::ffi::OsString]) -> Option<RunArgs> {
         match name {
             "--no-wait" if inline.is_none() => run.no_wait = true,
             "--chaos" if inline.is_none() => run.chaos = true,
-            "--repeat" | "--every" | "--wait-limit" | "--divergence" | "--env" | "--capture-limit" => {
+            "--repeat" | "--every" | "--wait-limit" | "--divergence" | "--env" | "--capture-limit" | "--anchor" => {
                 let value = match inline {
                     Some(v) => v,
                     None => it.next()?.to_str().filter(|v| !v.starts_with('-'))?,
@@ -118,6 +125,7 @@ pub fn parse_front(args: &[std::ffi::OsString]) -> Option<RunArgs> {
                     "--wait-limit" => run.wait_limit = value.parse().ok()?,
                     "--divergence" => run.divergence = ["serial", "stop", "free"].into_iter().find(|&d| d == value)?.into(),
                     "--env" => run.env = value.into(),
+                    "--anchor" => run.anchor = ["default", "natural"].into_iter().find(|&a| a == value)?.into(),
                     _ => run.capture_limit = value.parse().ok()?,
                 }
             }
@@ -147,7 +155,7 @@ fn exit_code(code: i32) -> u8 {
 /// Run the program under IRS as `args` say, printing a line per run; the exit status of
 /// `irs run` (the program's, or 2 when `irs run` fails).
 pub fn run_under_irs(args: RunArgs) -> u8 {
-    let RunArgs { repeat, every, no_wait, wait_limit, chaos, divergence, env, capture_limit, command, .. } = args;
+    let RunArgs { repeat, every, no_wait, wait_limit, chaos, divergence, env, capture_limit, anchor, command, .. } = args;
     let (program, args) = command.split_first().expect("clap requires a program");
     if !(every >= 0.0 && every.is_finite() && wait_limit >= 0.0 && wait_limit.is_finite()) {
         return fail("run: --every and --wait-limit must be non-negative numbers of seconds");
@@ -167,6 +175,7 @@ pub fn run_under_irs(args: RunArgs) -> u8 {
         reaction: crate::service::Reaction::parse(&divergence).expect("clap checks the values"),
         env,
         capture_limit,
+        natural_anchor: anchor == "natural",
     };
     let session = crate::service::Session::attach(program, args, &opts, |a| match a {
         crate::service::Attach::Verified { key, status: crate::service::Status::Finished(s) } => {

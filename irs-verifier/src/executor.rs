@@ -85,6 +85,23 @@ impl Default for Options {
 }
 
 impl Options {
+    /// A command that runs `program` on the input: its environment, in its working directory
+    /// (a relative program name is the caller's, not the input's working directory's).
+    pub(crate) fn command(&self, program: &Path) -> Command {
+        let program_path = match &self.cwd {
+            Some(_) => std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf()),
+            None => program.to_path_buf(),
+        };
+        let mut cmd = Command::new(&program_path);
+        if let Some(env) = &self.env {
+            cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+        cmd
+    }
+
     /// The values `__VERIFIER_nondet_*` calls explore, as given or by default.
     pub fn nondet_values(&self) -> Vec<i64> {
         self.nondet_values.clone().unwrap_or_else(|| proto::DEFAULT_NONDET_VALUES.to_vec())
@@ -334,15 +351,7 @@ impl Executor {
             (buffer_file.as_raw_fd(), FD_BUFFER),
             (stdin_file.as_raw_fd(), FD_STDIN),
         ];
-        // A relative program name is the caller's, not the input's working directory's.
-        let program_path = match &options.cwd {
-            Some(_) => std::path::absolute(program).unwrap_or_else(|_| program.to_path_buf()),
-            None => program.to_path_buf(),
-        };
-        let mut cmd = Command::new(&program_path);
-        if let Some(env) = &options.env {
-            cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
-        }
+        let mut cmd = options.command(program);
         cmd.args(args)
             .env("IRS_MODE", "explore")
             .env(proto::ENV_CONTROL_IN, FD_CONTROL_IN.to_string())
@@ -383,9 +392,6 @@ impl Executor {
         cmd.env_remove(shared_proto::input_files::ENV_DIR);
         if let Some(dir) = &options.input_files {
             cmd.env(shared_proto::input_files::ENV_DIR, dir);
-        }
-        if let Some(dir) = &options.cwd {
-            cmd.current_dir(dir);
         }
         cmd.env_remove(proto::ENV_SANDBOX_DIR);
         let sandbox = if options.sandbox && !crate::sandbox_dir::disabled_by_environment() {
@@ -548,6 +554,10 @@ impl Executor {
     fn send(&mut self, kind: RequestKind, schedule: &[ThreadId], policy: Policy) -> Result<(), ExecError> {
         if self.in_flight {
             return Err(ExecError::Usage("a run is still in flight".into()));
+        }
+        // The fork server refuses a longer one (and ends): say it here.
+        if schedule.len() > proto::MAX_SCHEDULE {
+            return Err(ExecError::Usage(format!("a schedule of {} steps (at most {} can be followed)", schedule.len(), proto::MAX_SCHEDULE)));
         }
         if kind != RequestKind::Release {
             // No run holds the buffer any more (each is finished or dropped before the next).

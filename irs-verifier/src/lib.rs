@@ -13,15 +13,18 @@
 //!   (objects, stable thread names, words explored without a tree, the readers of each word
 //!   whose copies make reads commute);
 //! - `update_labels`: which updates are reads (a failed compare-exchange), by the value model;
-//! - `memory_limit`: the verifier's own memory limit.
+//! - `memory_limit`: the verifier's own memory limit;
+//! - `natural_run`: the program's own order of events (one isolated run with real threads),
+//!   to anchor published prefixes on.
 //!
-//! Only `executor`, `schedule`, `qpor` and `memory_limit` are the crate's interface; the rest is
+//! Only `executor`, `schedule`, `qpor`, `memory_limit` and `natural_run` are the crate's interface; the rest is
 //! the exploration's own and never used from outside.
 
 pub(crate) mod cex;
 pub(crate) mod comb;
 pub mod executor;
 pub mod memory_limit;
+pub mod natural_run;
 pub(crate) mod object_table;
 pub mod qpor;
 pub(crate) mod race_free_words;

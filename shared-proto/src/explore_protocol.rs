@@ -46,7 +46,7 @@ const MAX_MESSAGE: u32 = 64 << 20;
 
 /// Bumped whenever a message or the explore buffer changes shape: a program built by another
 /// irs is refused with a clear message instead of being misread.
-pub const PROTOCOL_VERSION: u32 = 10;
+pub const PROTOCOL_VERSION: u32 = 11;
 
 /// The fork server's first message: who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,6 +99,16 @@ pub enum Policy {
     /// `RoundRobin` with loops iterating and read-only iterations flagged, as `Anchor` is
     /// `Default`'s (for `irs bench overhead`'s round-robin first trace).
     AnchorRoundRobin,
+    /// The schedule is an order of threads to follow as far as it goes, not a strict one: at
+    /// each decision the first entry not yet taken whose thread is enabled is taken (an entry
+    /// of a thread that is not is kept for later), then `RoundRobin`. For following a run with
+    /// real threads (`irs_verifier::natural_run`), whose order a controlled execution cannot
+    /// always take step for step.
+    Follow,
+    /// `Follow` with loops iterating and read-only iterations flagged, as `Anchor` is
+    /// `Default`'s (a thread that would only repeat its last iteration is not enabled for it),
+    /// then `AnchorRoundRobin`.
+    FollowAnchor,
 }
 
 impl Policy {
@@ -108,13 +118,19 @@ impl Policy {
         match self {
             Policy::Default => Some(Policy::Anchor),
             Policy::RoundRobin => Some(Policy::AnchorRoundRobin),
+            Policy::Follow => Some(Policy::FollowAnchor),
             _ => None,
         }
     }
 
     /// Do watched loops iterate under it (instead of halting the thread)?
     pub fn iterates(self) -> bool {
-        matches!(self, Policy::Anchor | Policy::AnchorRoundRobin)
+        matches!(self, Policy::Anchor | Policy::AnchorRoundRobin | Policy::FollowAnchor)
+    }
+
+    /// Is the schedule an order to follow as far as it goes (`Follow`), not a strict one?
+    pub fn follows(self) -> bool {
+        matches!(self, Policy::Follow | Policy::FollowAnchor)
     }
 }
 
@@ -253,6 +269,8 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
         Policy::RoundRobin => (2, 0),
         Policy::Anchor => (3, 0),
         Policy::AnchorRoundRobin => (4, 0),
+        Policy::Follow => (5, 0),
+        Policy::FollowAnchor => (6, 0),
     };
     body.extend_from_slice(&policy.to_le_bytes());
     body.extend_from_slice(&seed.to_le_bytes());
@@ -304,6 +322,8 @@ pub fn decode_request(body: &[u8]) -> Option<RequestView<'_>> {
         2 => Policy::RoundRobin,
         3 => Policy::Anchor,
         4 => Policy::AnchorRoundRobin,
+        5 => Policy::Follow,
+        6 => Policy::FollowAnchor,
         _ => return None,
     };
     Some(RequestView { kind, timeout_ms: try_get64(body, 8)?, policy, body, len: n })

@@ -125,6 +125,7 @@ pub fn forget(id: ProgramId) -> usize {
     }
     // The program's own (pre-input) segment, from `irs verify --publish` run by hand.
     let _ = std::fs::remove_file(shared_proto::prefix_segment::segment_path(id));
+    let _ = std::fs::remove_file(publish::anchor_file(&shared_proto::prefix_segment::segment_path(id)));
     let _ = std::fs::remove_dir_all(&program.dir);
     inputs.len()
 }

@@ -41,11 +41,20 @@ pub struct Publisher {
     /// The equivalence the verification explores in: the table's constraints are its
     /// happens-before (DESIGN §4).
     pub equivalence: Equivalence,
+    /// Anchor the table on the program's own order of events (`irs_verifier::natural_run`)
+    /// instead of the default policy's execution; its schedule is kept beside the segment
+    /// ([`anchor_file`]) for a verifier restarted on it.
+    pub natural_anchor: bool,
 }
 
 impl Publisher {
     pub fn new() -> Publisher {
-        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None, target: None, equivalence: Equivalence::default() }
+        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None, target: None, equivalence: Equivalence::default(), natural_anchor: false }
+    }
+
+    /// The segment this publisher writes for program `id`.
+    pub fn segment_path(&self, id: shared_proto::ProgramId) -> PathBuf {
+        self.target.clone().unwrap_or_else(|| prefix_segment::segment_path(id))
     }
 
     /// Publish to `segment` (an input's) instead of the program's segment.
@@ -70,7 +79,7 @@ impl Publisher {
         };
         // A verifier restarted after a crash finds its predecessor's segment: the same first
         // execution gives the same table, and the prefix in force stays (it only shrinks).
-        let path = self.target.clone().unwrap_or_else(|| prefix_segment::segment_path(trace.program_id));
+        let path = self.segment_path(trace.program_id);
         if let Ok(old) = std::fs::read(&path) {
             if let (Ok(old_view), Ok(new_view)) = (PrefixView::parse(&old, Some(trace.program_id)), PrefixView::parse(&bytes, None)) {
                 if same_table(&old_view, &new_view) {
@@ -164,4 +173,14 @@ impl Default for Publisher {
     fn default() -> Self {
         Publisher::new()
     }
+}
+
+/// Where a verifier that anchored `segment` on a natural run keeps that run's schedule: a
+/// verifier restarted on the segment (after a crash) runs the same schedule, gets the same table
+/// and takes the segment over, as one anchored on the default schedule does. Removed with the
+/// segment.
+pub fn anchor_file(segment: &std::path::Path) -> PathBuf {
+    let mut name = segment.as_os_str().to_os_string();
+    name.push(".anchor");
+    PathBuf::from(name)
 }

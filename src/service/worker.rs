@@ -55,9 +55,10 @@ pub fn running(program: &ProgramStore) -> bool {
 }
 
 /// Start a worker for the program unless one runs: `irs worker -- EXE`, detached from this
-/// process's session, its output in the program's `worker.log`. Returns the process id of the
+/// process's session, its output in the program's `worker.log`; `natural`: its verifiers
+/// anchor their prefixes on a natural run (`--anchor natural`). Returns the process id of the
 /// worker it started, if it started one.
-pub fn ensure(program: &ProgramStore, exe: &Path) -> Result<Option<u32>, ServiceError> {
+pub fn ensure(program: &ProgramStore, exe: &Path, natural: bool) -> Result<Option<u32>, ServiceError> {
     match try_lock(program)? {
         None => return Ok(None),
         Some(lock) => drop(lock),
@@ -66,7 +67,11 @@ pub fn ensure(program: &ProgramStore, exe: &Path) -> Result<Option<u32>, Service
     let log = std::fs::File::create(program.worker_log()).map_err(ServiceError::Spawn)?;
     let err = log.try_clone().map_err(ServiceError::Spawn)?;
     let mut cmd = std::process::Command::new(irs);
-    cmd.args(["worker", "--"]).arg(exe).stdin(std::process::Stdio::null()).stdout(log).stderr(err);
+    cmd.arg("worker");
+    if natural {
+        cmd.args(["--anchor", "natural"]);
+    }
+    cmd.arg("--").arg(exe).stdin(std::process::Stdio::null()).stdout(log).stderr(err);
     // SAFETY: setsid in the child before exec: the worker outlives this command and its
     // terminal's signals.
     unsafe {
@@ -78,9 +83,9 @@ pub fn ensure(program: &ProgramStore, exe: &Path) -> Result<Option<u32>, Service
     Ok(Some(cmd.spawn().map_err(ServiceError::Spawn)?.id()))
 }
 
-/// `irs worker -- EXE`: verify the program's queued inputs one after another; `each` hears of
+/// `irs worker [--anchor natural] -- EXE`: verify the program's queued inputs one after another; `each` hears of
 /// every input taken up and how its verifier ended.
-pub fn work(exe: &Path, program: &ProgramStore, mut each: impl FnMut(&str)) -> Result<(), ServiceError> {
+pub fn work(exe: &Path, program: &ProgramStore, natural: bool, mut each: impl FnMut(&str)) -> Result<(), ServiceError> {
     let irs = std::env::current_exe().map_err(ServiceError::Spawn)?;
     let Some(mut lock) = try_lock(program)? else {
         each("another worker runs for this program");
@@ -117,7 +122,7 @@ pub fn work(exe: &Path, program: &ProgramStore, mut each: impl FnMut(&str)) -> R
         // docs/src/verifier-memory.md): an input whose exploration reaches it ends `incomplete`.
         let result = match log.and_then(|l| Ok((l.try_clone()?, l))) {
             Ok((out, err)) => std::process::Command::new(&irs)
-                .args(["verify", "--publish", "--input"])
+                .args(["verify", "--publish", "--anchor", if natural { "natural" } else { "default" }, "--input"])
                 .arg(key.to_string())
                 .arg("--")
                 .arg(exe)

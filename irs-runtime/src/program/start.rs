@@ -156,6 +156,13 @@ pub unsafe extern "C" fn __irs_start(
     for p in &program.problems {
         eprintln!("irs-runtime: warning: {p}");
     }
+    // A run the verifier makes to learn the program's own order of events is isolated as its
+    // explored executions are (the trace's directory is the one real directory it writes).
+    if let Some(dir) = std::path::Path::new(&path).parent().and_then(|d| d.to_str()) {
+        crate::explore::sandbox::enter_for_record(dir);
+    }
+    // SAFETY: only the main thread exists (programs this one starts are not isolated by it).
+    unsafe { std::env::remove_var(shared_proto::explore_protocol::ENV_SANDBOX_DIR) };
     mode::set(mode);
     recorder::init(PathBuf::from(path), args, program);
     process_exit::install();

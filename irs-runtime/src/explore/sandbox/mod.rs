@@ -72,6 +72,34 @@ fn fail(msg: &str) -> ! {
 /// directory, enter new namespaces (this process stays outside as the server's keeper and never
 /// returns from here) and build the first view. Without one, executions are not isolated.
 pub fn enter() {
+    enter_with(None)
+}
+
+/// A run with real threads (RECORD) that the verifier makes to learn the program's own order of
+/// events (`irs_verifier::natural_run`), isolated as an explored execution is: if the verifier
+/// named a sandbox directory, enter new namespaces and a view in which `keep_dir` (where the
+/// trace is written) is the real directory, then run in a child (the namespace's first process
+/// only waits for it: the program is never its process-id namespace's init, whose signals the
+/// kernel treats apart). Before anything else, with one thread.
+pub fn enter_for_record(keep_dir: &str) {
+    if std::env::var_os(shared_proto::explore_protocol::ENV_SANDBOX_DIR).is_none() {
+        return;
+    }
+    enter_with(Some(keep_dir));
+    // SAFETY: one thread; the parent only waits and leaves with the child's status.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        fail(&format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid > 0 {
+        namespaces::keep(pid);
+    }
+    // SAFETY: ending with the parent, which never outlives the run on purpose.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    before_execution();
+}
+
+fn enter_with(keep_dir: Option<&str>) {
     let Some(dir) = std::env::var_os(shared_proto::explore_protocol::ENV_SANDBOX_DIR) else { return };
     let Some(dir) = dir.to_str().map(|d| d.trim_end_matches('/').to_string()).filter(|d| d.starts_with('/')) else {
         fail("the sandbox directory must be an absolute path in UTF-8")
@@ -99,6 +127,9 @@ pub fn enter() {
     // captures there for the verification, so it is seen as it is.
     if let Some(captures) = std::env::var_os(shared_proto::input_files::ENV_DIR).and_then(|d| d.into_string().ok()).filter(|d| d.starts_with('/')) {
         plan.push(mount_plan::PlannedMount { path: captures, fstype: String::new(), mirror: mount_plan::Mirror::Bind, flags: 0 });
+    }
+    if let Some(d) = keep_dir.filter(|d| d.starts_with('/')) {
+        plan.push(mount_plan::PlannedMount { path: d.to_string(), fstype: String::new(), mirror: mount_plan::Mirror::Bind, flags: 0 });
     }
     let view = View::new(&dir, &plan, in_user_namespace);
     if let Some(path) = view.unsupported_path() {

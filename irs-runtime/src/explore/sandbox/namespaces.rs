@@ -85,7 +85,7 @@ pub fn enter() -> Result<(), NamespaceError> {
 }
 
 /// The keeper: close what the server uses, wait for the server and end as it ended.
-fn keep(pid: libc::pid_t) -> ! {
+pub(super) fn keep(pid: libc::pid_t) -> ! {
     // SAFETY: our own descriptors (the server holds its copies) and our own child; then leave
     // as it left, re-raising its signal with the default action.
     unsafe {

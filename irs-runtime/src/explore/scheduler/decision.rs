@@ -1,7 +1,8 @@
 //! The scheduling decision (DESIGN §7). At each visible operation the running thread publishes
 //! it as its pending operation ([`grant`]) and the next thread is chosen: the requested
 //! schedule's ([`SCHEDULE`]), then by the policy (`Default`, `RoundRobin`, `Random`, and the
-//! iterating `Anchor` and `AnchorRoundRobin`); switching to it, with its TLS block and errno,
+//! iterating `Anchor` and `AnchorRoundRobin`; under `Follow` and `FollowAnchor` the schedule is
+//! an order to follow as far as it goes, [`take_followed`]); switching to it, with its TLS block and errno,
 //! grants it its own pending operation, and [`done`] records the operation as an event. With
 //! no thread enabled, the decision ends the execution (deadlock, spin verdict, the end).
 //!
@@ -48,6 +49,23 @@ fn splitmix64(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// How far past the first entry not taken a `Follow` policy looks for one it can take.
+const FOLLOW_LOOKAHEAD: usize = 4096;
+
+/// Under a `Follow` policy: the first entry of the schedule not taken yet whose thread can run
+/// (`can`), taken (moved before the entries it passed, which stay for later), if there is one
+/// within [`FOLLOW_LOOKAHEAD`].
+fn take_followed(s: &mut super::Scheduler, can: &[usize]) -> Option<usize> {
+    let end = s.schedule_len.min(s.hint + FOLLOW_LOOKAHEAD);
+    let j = (s.hint..end).find(|&j| can.contains(&(ThreadId(schedule_at(j)).thread().0 as usize)))?;
+    // SAFETY: one thread; the schedule is this execution's copy, below its loaded length.
+    let sched = unsafe { &mut *std::ptr::addr_of_mut!(SCHEDULE) };
+    sched[s.hint..=j].rotate_right(1);
+    let t = ThreadId(sched[s.hint]).thread().0 as usize;
+    s.hint += 1;
+    Some(t)
 }
 
 /// Decide which thread performs the next operation and switch to it. Returns when the calling
@@ -107,7 +125,7 @@ pub(super) fn decide(me: usize) {
                 (0..s.threads.len()).filter(|&t| !s.threads[t].finished).filter_map(|t| s.describe_wait(t)).collect();
             return Err(waits.join("; "));
         }
-        let requested = ((s.step as usize) < s.schedule_len).then(|| schedule_at(s.step as usize));
+        let requested = (!s.policy.follows() && (s.step as usize) < s.schedule_len).then(|| schedule_at(s.step as usize));
         s.choice = 0;
         let chosen = match requested {
             Some(req) => {
@@ -154,12 +172,15 @@ pub(super) fn decide(me: usize) {
                     // the order the program's sleeps ask for (a pool's jobs start before `main`,
                     // which slept, counts them), so that a production run under a prefix keeps
                     // its timing.
+                    let followed = if policy.follows() && !can.is_empty() { take_followed(s, can) } else { None };
                     let waits = |t: usize| s.threads[t].spin.waiting_since();
                     let awake = |t: usize| waits(t).is_none() && !s.threads[t].slept;
                     if can.is_empty() {
                         s.discarding = true;
                         return Ok(Ok(Err(0)));
-                    } else if matches!(policy, Policy::RoundRobin | Policy::AnchorRoundRobin) {
+                    } else if let Some(t) = followed {
+                        t
+                    } else if matches!(policy, Policy::RoundRobin | Policy::AnchorRoundRobin | Policy::Follow | Policy::FollowAnchor) {
                         can.iter().copied().find(|&t| t > me).unwrap_or(can[0])
                     } else if can.contains(&me) && awake(me) {
                         me

@@ -71,6 +71,7 @@ pub fn init(buffer: BufferWriter<'static>, c: Continuation, tls: Option<StaticTl
         schedule_len: c.schedule_len,
         snapshot_at: c.snapshot_at,
         step: 0,
+        hint: 0,
         owners: Vec::new(),
         recursion: Vec::new(),
         sems: Vec::new(),

@@ -195,6 +195,9 @@ struct Scheduler {
     /// Pause at the decision of this step and serve continuations (a snapshot).
     snapshot_at: Option<u32>,
     step: u32,
+    /// Under a `Follow` policy: the schedule's entries before this one are taken (the ones
+    /// taken out of order moved before it, see `decision`).
+    hint: usize,
     /// Held mutexes and their owners (a handful at a time: a list beats a hash table here).
     owners: Vec<(u64, u32)>,
     /// Recursive mutexes locked more than once: the locks beyond the first (no events).
