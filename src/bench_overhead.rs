@@ -11,7 +11,7 @@
 
 use crate::replay::{executor, ReplayError};
 use irs_verifier::executor::{Options, Policy};
-use irs_verifier::natural_run;
+use crate::service::anchor::{self, Anchor};
 
 /// Which execution the measured prefixes are cut from.
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +20,9 @@ pub enum FirstTrace {
     Policy(Policy),
     /// The controlled execution that follows a run with real threads (`natural_run`).
     Natural,
+    /// The cheaper of `Natural` and the default policy's, timed (`irs verify --publish --anchor
+    /// auto`).
+    Auto,
 }
 use shared_proto::prefix_segment;
 use shared_proto::requirement_table::RequirementTable;
@@ -68,9 +71,9 @@ pub struct Report {
     pub prefixes: Vec<Config>,
     pub total_constraints: usize,
     pub measure: Measure,
-    /// Why the first trace is not the one asked for (no natural run could be followed: the
-    /// default policy's, as `irs verify --publish --anchor natural` falls back to).
-    pub fallback: Option<String>,
+    /// Which first trace was taken, when one was chosen (`natural`, `auto`: as `irs verify
+    /// --publish --anchor` says it).
+    pub note: Option<String>,
 }
 
 fn work_us(stdout: &str) -> Option<f64> {
@@ -158,20 +161,23 @@ pub fn overhead(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Report, BenchError> {
     let mut ex = executor(program, args, Options::default())?;
-    // As `irs verify --publish --anchor natural` anchors it, and falls back.
-    let (natural, fallback) = match first_trace {
-        FirstTrace::Natural => {
+    // As `irs verify --publish --anchor natural|auto` anchors it (`service::anchor`), and falls
+    // back.
+    let (natural, note) = match first_trace {
+        FirstTrace::Natural | FirstTrace::Auto => {
             let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
-            match natural_run::natural_anchor(&mut ex, &exe, args).map_err(ReplayError::from)? {
-                Ok(x) => (Some(x), None),
-                Err(why) => (None, Some(format!("no natural run could be followed ({why}): the default policy's first trace"))),
+            let anchor = if matches!(first_trace, FirstTrace::Auto) { Anchor::Auto } else { Anchor::Natural };
+            let picked = anchor::pick(&mut ex, anchor, Default::default(), &exe.to_string_lossy(), args).map_err(|e| BenchError::FirstRun(e.to_string()))?;
+            match (picked.use_natural, picked.natural) {
+                (true, Some(x)) => (Some(x), picked.note),
+                _ => (None, picked.note),
             }
         }
         FirstTrace::Policy(_) => (None, None),
     };
     let policy = match first_trace {
         FirstTrace::Policy(p) => p,
-        FirstTrace::Natural => Policy::Default,
+        FirstTrace::Natural | FirstTrace::Auto => Policy::Default,
     };
     let first = match natural {
         Some(x) => x,
@@ -214,7 +220,7 @@ pub fn overhead(
         }
     }
     let plain = configs.remove(0);
-    Ok(Report { plain, prefixes: configs, total_constraints, measure: measure.unwrap_or(Measure::Work), fallback })
+    Ok(Report { plain, prefixes: configs, total_constraints, measure: measure.unwrap_or(Measure::Work), note })
 }
 
 impl Report {
@@ -224,7 +230,7 @@ impl Report {
 
     pub fn markdown(&self, name: &str, policy: &str) -> String {
         let mut s = format!("### {name} ({policy} first trace, {} constraints)\n\n", self.total_constraints);
-        if let Some(why) = &self.fallback {
+        if let Some(why) = &self.note {
             s.push_str(&format!("{why}.\n\n"));
         }
         s.push_str(&format!(

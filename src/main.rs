@@ -210,11 +210,12 @@ enum Command {
         #[arg(long)]
         publish: bool,
         /// With --publish, which execution the prefixes are cut from: default (the default
-        /// policy's: each thread as long as it can) or natural (the order of events of one run
+        /// policy's: each thread as long as it can), natural (the order of events of one run
         /// with real threads, isolated like the explored executions, followed by a controlled
         /// execution: production runs then wait only where the program, left alone, tends to
-        /// be ordered that way anyway)
-        #[arg(long, default_value = "default", value_parser = ["default", "natural"], requires = "publish")]
+        /// be ordered that way anyway) or auto (both, timed under their whole traces: the
+        /// cheaper one)
+        #[arg(long, default_value = "auto", value_parser = irs::service::anchor::Anchor::NAMES, requires = "publish")]
         anchor: String,
         /// Keep this file up to date with the verifier's state (JSON; what `irs status` reads).
         #[arg(long)]
@@ -245,7 +246,7 @@ enum Command {
     #[command(hide = true)]
     Worker {
         /// Which execution the verifiers anchor the prefixes on (`irs verify --anchor`).
-        #[arg(long, default_value = "default", value_parser = ["default", "natural"])]
+        #[arg(long, default_value = "auto", value_parser = irs::service::anchor::Anchor::NAMES)]
         anchor: String,
         /// The program, after `--`.
         #[arg(required = true, last = true)]
@@ -317,10 +318,11 @@ enum BenchCommand {
         /// Runs of each configuration.
         #[arg(long, default_value_t = 200)]
         runs: usize,
-        /// First trace: default (few preemptions), round-robin (many), or natural (the order of
+        /// First trace: default (few preemptions), round-robin (many), natural (the order of
         /// events of a run with real threads, followed by a controlled execution, as `irs verify
-        /// --publish --anchor natural` anchors it).
-        #[arg(long, default_value = "default", value_parser = ["default", "round-robin", "natural"])]
+        /// --publish --anchor natural` anchors it) or auto (the cheaper of natural and default,
+        /// timed, as `--anchor auto` picks it).
+        #[arg(long, default_value = "default", value_parser = ["default", "round-robin", "natural", "auto"])]
         policy: String,
         /// Measure at most this many constraint counts (evenly spread; all by default).
         #[arg(long)]
@@ -433,9 +435,16 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => e.exit(),
         Err(e) => {
-            // A usage error: its first line (clap adds a tip and the usage below it).
+            // A usage error: its first line (clap adds a tip and the usage below it), with the
+            // indented lines that line announces (`... were not provided:` and the arguments).
             let text = e.render().to_string();
-            eprintln!("{} (see --help)", text.lines().next().unwrap_or("error: bad arguments"));
+            let mut lines = text.lines();
+            let mut line = lines.next().unwrap_or("error: bad arguments").to_string();
+            if line.ends_with(':') {
+                let listed: Vec<&str> = lines.take_while(|l| l.starts_with(' ')).map(str::trim).collect();
+                line = format!("{line} {}", listed.join(", "));
+            }
+            eprintln!("{line} (see --help)");
             return ExitCode::from(2);
         }
     };
@@ -598,7 +607,7 @@ fn main() -> ExitCode {
                 _ => publish.then(irs::service::publish::Publisher::new),
             };
             if let Some(p) = publisher.as_mut() {
-                p.natural_anchor = anchor == "natural";
+                p.anchor = irs::service::anchor::Anchor::parse(&anchor).unwrap_or_default();
             }
             if let Some(p) = publisher.as_mut() {
                 p.equivalence = equivalence;
@@ -756,7 +765,7 @@ fn main() -> ExitCode {
                 Err(e) => return fail(format_args!("worker: {e}")),
             };
             let program = irs::service::store::ProgramStore::of(id);
-            match irs::service::worker::work(&exe, &program, anchor == "natural", |m| eprintln!("irs worker: {m}")) {
+            match irs::service::worker::work(&exe, &program, irs::service::anchor::Anchor::parse(&anchor).unwrap_or_default(), |m| eprintln!("irs worker: {m}")) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(format_args!("worker: {e}")),
             }
@@ -838,6 +847,7 @@ fn main() -> ExitCode {
             let pol = match policy.as_str() {
                 "round-robin" => irs::bench_overhead::FirstTrace::Policy(irs_verifier::executor::Policy::RoundRobin),
                 "natural" => irs::bench_overhead::FirstTrace::Natural,
+                "auto" => irs::bench_overhead::FirstTrace::Auto,
                 _ => irs::bench_overhead::FirstTrace::Policy(irs_verifier::executor::Policy::Default),
             };
             let name = name.unwrap_or_else(|| std::path::Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());

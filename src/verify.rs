@@ -208,13 +208,6 @@ impl<P: FnMut(&Stats)> qpor::Hooks for CliHooks<'_, P> {
     }
 }
 
-/// How many random runs to try for a correct execution to anchor a published prefix on, when
-/// the default schedule fails.
-const ANCHOR_TRIES: u64 = 1000;
-/// ... and for how long at most (runs that end at the event limit take tens of ms each: a
-/// thousand of them kept `irs run` waiting for a minute).
-const ANCHOR_TIME: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// The thread bound `irs verify` applies by itself to such a program (each thread creates at
 /// most this many threads), when `--max-threads` is not given: a bounded verdict that names it
 /// rather than no verdict at all.
@@ -298,41 +291,6 @@ pub fn verify(
     result
 }
 
-/// The schedule an earlier verifier anchored this publisher's segment on, if it kept one
-/// (`publish::anchor_file`: it anchored on a natural run) and it still runs to a correct end:
-/// running it again gives the same table, so the segment is taken over, whatever `--anchor`
-/// says now.
-fn earlier_anchor(ex: &mut irs_verifier::executor::Executor, p: &Publisher) -> Result<Option<Vec<shared_proto::ThreadId>>, qpor::VerifyError> {
-    let segment = p.segment_path(ex.hello().program_id);
-    if !segment.exists() {
-        return Ok(None);
-    }
-    let Some(s) = std::fs::read_to_string(crate::service::publish::anchor_file(&segment)).ok().and_then(|t| irs_verifier::schedule::parse(&t).ok()) else {
-        return Ok(None);
-    };
-    Ok(matches!(ex.run(&s)?.outcome(), Outcome::Exit(_)).then_some(s))
-}
-
-/// With `--anchor natural`: the first execution's schedule from a natural run (`None`: keep the
-/// default anchor), and what to say of it. The schedule is kept beside the segment for a
-/// verifier restarted on it (`earlier_anchor`).
-fn natural_first(ex: &mut irs_verifier::executor::Executor, p: &Publisher, program: &str, args: &[String]) -> Result<(Option<Vec<shared_proto::ThreadId>>, String), qpor::VerifyError> {
-    match irs_verifier::natural_run::natural_anchor(ex, Path::new(program), args)? {
-        Ok(x) => {
-            let s = x.schedule();
-            let kept = crate::service::publish::anchor_file(&p.segment_path(ex.hello().program_id));
-            let tmp = kept.with_extension(format!("anchor.tmp{}", std::process::id()));
-            // Without it, a restarted verifier finds another first execution and says so
-            // (nothing wrong is published either way).
-            if std::fs::write(&tmp, irs_verifier::schedule::format(&s)).and_then(|()| std::fs::rename(&tmp, &kept)).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            Ok((Some(s), "the prefix is anchored on the program's own order of events (--anchor natural)".into()))
-        }
-        Err(why) => Ok((None, format!("no natural run to anchor on ({why}): the prefix is anchored on the default schedule"))),
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn verify_inner(
     program: &str,
@@ -356,61 +314,19 @@ fn verify_inner(
     let mut anchor_note = None;
     if let Some(p) = publisher.as_mut() {
         // The published table is the first execution's: it must be a correct one.
-        let natural = if let Some(s) = earlier_anchor(&mut ex, p)? {
-            anchor_note = Some("the prefix is anchored on the natural order of events an earlier verifier of it anchored on".into());
-            Some(s)
-        } else if p.natural_anchor {
-            let (first, note) = natural_first(&mut ex, p, program, args)?;
-            anchor_note = Some(note);
-            first
-        } else {
-            None
-        };
-        let default = match &natural {
-            Some(_) => None,
-            None => Some(ex.run(&[]).map_err(qpor::VerifyError::from)?),
-        };
-        if natural.is_none() {
-            // Anchored on the default schedule: a schedule left beside the segment by another
-            // anchor is not this segment's.
-            let _ = std::fs::remove_file(crate::service::publish::anchor_file(&p.segment_path(ex.hello().program_id)));
-        }
-        if natural.is_some() {
-            opts.first_schedule = natural;
-        } else if let Some(default) = default.filter(|d| !matches!(d.outcome(), Outcome::Exit(_))) {
-            let started = std::time::Instant::now();
-            // First the default schedule with spin-waits iterating, their read-only iterations
-            // then left out (`Policy::Anchor`); then random schedules. Either must end correctly
-            // when run as the exploration runs it.
-            let exits = |x: &irs_verifier::executor::Execution| matches!(x.outcome(), Outcome::Exit(_));
-            let found = ex
-                .run_complete(irs_verifier::executor::Policy::Default)
-                .ok()
-                .flatten()
-                .or_else(|| (0..ANCHOR_TRIES).take_while(|_| started.elapsed() < ANCHOR_TIME).find_map(|seed| ex.run_random(&[], seed).ok().filter(exits)));
-            match found {
-                Some(x) => {
-                    anchor_note = Some(format!(
-                        "the default schedule ends in `{}`; the prefix is anchored on a correct execution found by search",
-                        default.outcome()
-                    ));
-                    opts.first_schedule = Some(x.schedule());
-                }
-                None => {
-                    p.error = Some(format!(
-                        "the default schedule ends in `{}` and no random execution ended correctly (at most {ANCHOR_TRIES} in {} s): no prefix to publish",
-                        default.outcome(),
-                        ANCHOR_TIME.as_secs()
-                    ));
-                    // Said at once, not when the exploration ends (it may not, for a program
-                    // explored within a bound): a run waiting for this input's first prefix
-                    // stops waiting for one that will not come.
-                    if let Some((path, st)) = state.as_mut() {
-                        st.error = p.error.clone();
-                        st.updated = now_unix();
-                        let _ = write_state(path, st);
-                    }
-                }
+        let segment = p.segment_path(ex.hello().program_id);
+        let chosen = crate::service::anchor::choose(&mut ex, &segment, p.anchor, p.equivalence, program, args)?;
+        anchor_note = chosen.note;
+        opts.first_schedule = chosen.first_schedule;
+        if let Some(e) = chosen.error {
+            p.error = Some(e);
+            // Said at once, not when the exploration ends (it may not, for a program explored
+            // within a bound): a run waiting for this input's first prefix stops waiting for one
+            // that will not come.
+            if let Some((path, st)) = state.as_mut() {
+                st.error = p.error.clone();
+                st.updated = now_unix();
+                let _ = write_state(path, st);
             }
         }
     }

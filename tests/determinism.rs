@@ -130,7 +130,7 @@ fn arguments_and_environment_the_program_changes_are_restored() {
     assert_eq!(j["traces"], 90, "{j}");
     assert!(j["snapshots"].as_u64().unwrap() >= 1, "runs from snapshots: {j}");
     // And a prefix is anchored on its first execution (no crash that replay cannot reproduce).
-    let o = verify(&d, &["--publish"], &argv, &["-a", "-b", "file"], &[]);
+    let o = verify(&d, &["--publish", "--anchor", "default"], &argv, &["-a", "-b", "file"], &[]);
     assert_eq!(verdict(&o), "safe", "{}\n{}", o.stdout, o.stderr);
 }
 
@@ -383,7 +383,7 @@ int main(void) {
 fn a_crash_its_schedule_does_not_reproduce_is_no_verdict() {
     let d = scratch("determinism/once");
     let prog = build(&d, "crashes_once", CRASHES_ONCE);
-    for way in [&[][..], &["--fork-each"], &["--publish"]] {
+    for way in [&[][..], &["--fork-each"], &["--publish", "--anchor", "default"]] {
         let o = verify(&d, way, &prog, &[], &[]);
         assert_eq!(o.status.code(), Some(2), "{way:?}: {}\n{}", o.stdout, o.stderr);
         assert!(o.stderr.contains("behaved differently for the same schedule") && o.stderr.contains("signal 11") && o.stderr.contains("not a verdict"), "{way:?}: {}", o.stderr);

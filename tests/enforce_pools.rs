@@ -41,7 +41,7 @@ fn build(d: &Path, name: &str) -> PathBuf {
 /// removed from /dev/shm) and a copy with only its first cutoff, the anchored prefix:
 /// `(last, anchored)`.
 fn publish(d: &Path, exe: &Path, args: &[&str]) -> (PathBuf, PathBuf) {
-    let o = run(Command::new(irs()).args(["verify", "--publish", "--time-limit", "10", "--"]).arg(exe).args(args).current_dir(d), None, Duration::from_secs(120)).unwrap();
+    let o = run(Command::new(irs()).args(["verify", "--publish", "--anchor", "default", "--time-limit", "10", "--"]).arg(exe).args(args).current_dir(d), None, Duration::from_secs(120)).unwrap();
     let text = format!("{}{}", o.stdout, o.stderr);
     let segment = text
         .lines()

@@ -34,8 +34,11 @@ impl Drop for Cleanup {
     }
 }
 
+/// `irs run ARGS -- PROG`, its verifier anchored on the default schedule unless `args` say
+/// otherwise (these tests count on its prefixes; the automatic anchor is `irs_inputs`' default).
 fn irs_run(prog: &Path, args: &[&str]) -> Output {
-    run(Command::new(irs()).arg("run").args(args).arg("--").arg(prog), None, Duration::from_secs(300)).unwrap()
+    let anchor: &[&str] = if args.contains(&"--anchor") { &[] } else { &["--anchor", "default"] };
+    run(Command::new(irs()).arg("run").args(anchor).args(args).arg("--").arg(prog), None, Duration::from_secs(300)).unwrap()
 }
 
 fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
@@ -260,7 +263,7 @@ fn stress(p: &StressProgram) -> (usize, usize) {
     irs::service::forget(id);
     let _reset = Reset(id);
     let mut verify = Command::new(irs());
-    verify.args(["verify", "--publish", "--json", "--out-dir"]).arg(&d);
+    verify.args(["verify", "--publish", "--anchor", "default", "--json", "--out-dir"]).arg(&d);
     if let Some(t) = p.time_limit {
         verify.args(["--time-limit", t]);
     }
@@ -386,7 +389,7 @@ fn cutoffs_adopted_mid_run_keep_the_verified_histories() {
     let id = irs::service::program_id(&prog.display().to_string(), &[]).unwrap();
     irs::service::forget(id);
     let _reset = Reset(id);
-    let o = run(Command::new(irs()).args(["verify", "--publish", "--json", "--out-dir"]).arg(&d).arg("--").arg(&prog), None, T).unwrap();
+    let o = run(Command::new(irs()).args(["verify", "--publish", "--anchor", "default", "--json", "--out-dir"]).arg(&d).arg("--").arg(&prog), None, T).unwrap();
     let j: serde_json::Value = serde_json::from_str(o.stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {}", o.stdout));
     assert_eq!(j["verdict"], "violation", "{j}");
     let cuts: Vec<Vec<u32>> = j["published"]["log"].as_array().unwrap().iter().map(|s| s["cut"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap() as u32).collect()).collect();

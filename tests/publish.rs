@@ -15,7 +15,8 @@ fn build(dir: &Path, name: &str, src: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// `irs verify --publish --json`: the JSON, and the segment it wrote (removed when dropped).
+/// `irs verify --publish --json` (anchored on the default schedule, unless `publish_with` says
+/// otherwise): the JSON, and the segment it wrote (removed when dropped).
 struct Published {
     json: serde_json::Value,
     segment: PathBuf,
@@ -31,7 +32,7 @@ impl Drop for Published {
 }
 
 fn publish(dir: &Path, prog: &Path) -> Published {
-    publish_with(dir, prog, &[])
+    publish_with(dir, prog, &["--anchor", "default"])
 }
 
 /// `publish` with more arguments for `irs verify`.
@@ -154,7 +155,7 @@ int main(void) {
 }
 "#,
     );
-    let o = run(Command::new(irs()).args(["verify", "--publish", "--out-dir"]).arg(&d).arg("--").arg(&prog), None, T).unwrap();
+    let o = run(Command::new(irs()).args(["verify", "--publish", "--anchor", "default", "--out-dir"]).arg(&d).arg("--").arg(&prog), None, T).unwrap();
     assert!(o.stdout.contains("anchored on a correct execution"), "{}", o.stdout);
     let p = publish(&d, &prog);
     assert_eq!(p.json["verdict"], "violation");
@@ -210,9 +211,25 @@ fn a_natural_anchor_orders_events_as_the_program_left_alone_does() {
     assert!(again.json["published"]["error"].is_null(), "{}", again.json);
     assert_eq!(again.json["published"]["reused"], true, "{}", again.json);
     drop((natural, again));
-    let default = publish_with(&d, &prog, &["--max-executions", "1"]);
+    let default = publish_with(&d, &prog, &["--anchor", "default", "--max-executions", "1"]);
     let load = rows_with(&default.segment, "load in early");
     assert!(load.iter().any(|r| r.contains("<-  T1#") && r.contains("store in late")), "the default anchor reads after the write: {load:?}");
+}
+
+/// `--anchor auto` times the program under both candidates' whole traces and anchors on the
+/// one it ran faster under, saying both times.
+#[test]
+fn an_automatic_anchor_is_the_one_timed_faster() {
+    let d = scratch("publish/auto");
+    let prog = build(&d, "late", LATE_WRITER);
+    let p = publish_with(&d, &prog, &["--anchor", "auto", "--max-executions", "1"]);
+    let note = p.json["published"]["anchor"].as_str().unwrap_or_else(|| panic!("{}", p.json)).to_string();
+    let ms = |after: &str| -> f64 { note.split(after).nth(1).and_then(|r| r.trim().split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{note}")) };
+    let (natural, default) = (ms("the natural one took"), ms("of the default one"));
+    let natural_chosen = note.contains("anchored on the program's own order of events");
+    assert_eq!(natural_chosen, natural < default, "{note}");
+    let store = rows_with(&p.segment, "store in late");
+    assert_eq!(natural_chosen, store.iter().any(|r| r.contains("<-  T2#")), "the table is the chosen anchor's: {store:?} ({note})");
 }
 
 /// The natural run is isolated as explored executions are: what it writes is not kept.

@@ -183,7 +183,7 @@ fn a_schedule_with_its_read_only_iterations_left_out_is_a_complete_execution() {
     assert!(matches!(again.outcome(), Outcome::Exit(0)), "without them: {:?}", again.outcome());
     assert_eq!(again.schedule(), reduced, "and it is that schedule, no more");
     // The publisher anchors on it.
-    let out = run(Command::new(irs()).args(["verify", "--publish", "--"]).arg(&exe).current_dir(&dir), None, std::time::Duration::from_secs(300)).unwrap();
+    let out = run(Command::new(irs()).args(["verify", "--publish", "--anchor", "default", "--"]).arg(&exe).current_dir(&dir), None, std::time::Duration::from_secs(300)).unwrap();
     let _ = run(Command::new(irs()).arg("forget").arg(&exe), None, T);
     assert!(out.stdout.contains("anchored on a correct execution found by search") && out.stdout.contains("verdict: safe"), "{}", out.stdout);
     assert!(!out.stdout.contains("no prefix"), "{}", out.stdout);

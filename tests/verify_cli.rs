@@ -230,6 +230,24 @@ fn zero_executions_are_refused_and_the_memory_limit_stops_with_incomplete() {
     assert_clean_error(&verify(&d, &["--memory-limit", "0"], &prog), "is not a size");
 }
 
+/// The limits hold inside a run's walk: the placements of one rwlock write against readers who
+/// each read hundreds of times number millions (each reader's operations are on its own copy of
+/// the rwlock), and enumerating them outlasted `--time-limit` by hours before; now the
+/// exploration stops at the limit, `incomplete`.
+#[test]
+fn the_time_limit_holds_inside_a_walk() {
+    let d = scratch("verify_cli/walk_limit");
+    let src = std::fs::read_to_string(repo().join("benchmarks/sync_programs/rw_cache.c")).unwrap();
+    let inc = format!("-I{}", repo().join("benchmarks/sync_programs").display());
+    let prog = build(&d, "rw_cache", &src, &["-pthread", "-DREADERS=3", "-DREADS=300", "-DUPDATES=100", &inc]);
+    let t = std::time::Instant::now();
+    let o = verify(&d, &["--time-limit", "3", "--json"], &prog);
+    let j = json(&o);
+    assert_eq!(j["verdict"], "incomplete", "{j}");
+    assert!(j["stopped"].as_str().unwrap().contains("time limit"), "{j}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(30), "took {:?}", t.elapsed());
+}
+
 /// Unordered reads of a word are no data race (and with reads commuting the word stays
 /// race-free: no object, no restart); unordered writes of a `long` (two words, one access) are one.
 /// `race:` lines name only conflicting pairs, each once; a word found unordered by reads first

@@ -52,10 +52,11 @@ pub struct RunArgs {
     #[arg(long, default_value_t = crate::service::input::DEFAULT_CAPTURE_LIMIT)]
     pub capture_limit: u64,
     /// Under IRS: which execution the verifier cuts the prefixes from (`irs verify --publish
-    /// --anchor`): default (the default policy's, each thread as long as it can) or natural (the
-    /// program's own order of events, from one isolated run with real threads). Taken by the
-    /// background worker this run starts; one already at work keeps its own.
-    #[arg(long, default_value = "default", value_parser = ["default", "natural"])]
+    /// --anchor`): default (the default policy's, each thread as long as it can), natural (the
+    /// program's own order of events, from one isolated run with real threads) or auto (both,
+    /// timed: the cheaper one). Taken by the background worker this run starts; one already at
+    /// work keeps its own.
+    #[arg(long, default_value = "auto", value_parser = crate::service::anchor::Anchor::NAMES)]
     pub anchor: String,
     /// The program (built by `irs cc`) and its arguments, after `--`.
     #[arg(required = true, last = true)]
@@ -89,7 +90,7 @@ pub fn parse_front(args: &[std::ffi::OsString]) -> Option<RunArgs> {
         divergence: "serial".into(),
         env: "read".into(),
         capture_limit: crate::service::input::DEFAULT_CAPTURE_LIMIT,
-        anchor: "default".into(),
+        anchor: "auto".into(),
         command: Vec::new(),
     };
     let mut seen: Vec<&str> = Vec::new();
@@ -125,7 +126,7 @@ pub fn parse_front(args: &[std::ffi::OsString]) -> Option<RunArgs> {
                     "--wait-limit" => run.wait_limit = value.parse().ok()?,
                     "--divergence" => run.divergence = ["serial", "stop", "free"].into_iter().find(|&d| d == value)?.into(),
                     "--env" => run.env = value.into(),
-                    "--anchor" => run.anchor = ["default", "natural"].into_iter().find(|&a| a == value)?.into(),
+                    "--anchor" => run.anchor = crate::service::anchor::Anchor::parse(value)?.name().into(),
                     _ => run.capture_limit = value.parse().ok()?,
                 }
             }
@@ -175,7 +176,7 @@ pub fn run_under_irs(args: RunArgs) -> u8 {
         reaction: crate::service::Reaction::parse(&divergence).expect("clap checks the values"),
         env,
         capture_limit,
-        natural_anchor: anchor == "natural",
+        anchor: crate::service::anchor::Anchor::parse(&anchor).expect("clap checks the values"),
     };
     let session = crate::service::Session::attach(program, args, &opts, |a| match a {
         crate::service::Attach::Verified { key, status: crate::service::Status::Finished(s) } => {

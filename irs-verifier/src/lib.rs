@@ -14,15 +14,18 @@
 //!   whose copies make reads commute);
 //! - `update_labels`: which updates are reads (a failed compare-exchange), by the value model;
 //! - `memory_limit`: the verifier's own memory limit;
-//! - `natural_run`: the program's own order of events (one isolated run with real threads),
-//!   to anchor published prefixes on.
+//! - `natural_run`, `anchor_trial`, `isolated_run`: the program's own order of events (one
+//!   isolated run with real threads) to anchor published prefixes on, and which of two
+//!   candidate anchors production runs pay less under.
 //!
-//! Only `executor`, `schedule`, `qpor`, `memory_limit` and `natural_run` are the crate's interface; the rest is
+//! Only `executor`, `schedule`, `qpor`, `memory_limit` and the anchors' modules are the crate's interface; the rest is
 //! the exploration's own and never used from outside.
 
+pub mod anchor_trial;
 pub(crate) mod cex;
 pub(crate) mod comb;
 pub mod executor;
+pub mod isolated_run;
 pub mod memory_limit;
 pub mod natural_run;
 pub(crate) mod object_table;

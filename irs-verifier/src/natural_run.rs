@@ -14,20 +14,16 @@
 //! is verified.
 
 use crate::executor::{ExecError, Execution, Executor, Options, Policy};
-use crate::sandbox_dir::{disabled_by_environment, SandboxDir};
+use crate::isolated_run::{self, IsolatedRunError, Scratch};
 use shared_proto::{Outcome, ThreadId, Trace};
 use std::path::Path;
-use std::os::unix::process::CommandExt;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Why no natural schedule came out of a run.
 #[derive(Debug, thiserror::Error)]
 pub enum NaturalRunError {
-    #[error("{0}")]
-    System(String),
-    #[error("the run did not end within {0:?}")]
-    TimedOut(Duration),
+    #[error(transparent)]
+    Run(#[from] IsolatedRunError),
     #[error("the run ended without a trace ({0})")]
     NoTrace(String),
     #[error("the run ended in `{0}`")]
@@ -35,59 +31,19 @@ pub enum NaturalRunError {
 }
 
 /// Run `program ARGS` once with real threads on the input `options` describes (environment,
-/// working directory, standard input), isolated unless `options` says otherwise, and return
-/// the order of its visible events as a schedule (each event's thread).
-pub fn natural_schedule(program: &Path, args: &[String], options: &Options) -> Result<Vec<ThreadId>, NaturalRunError> {
-    let sys = |what: &str, e: std::io::Error| NaturalRunError::System(format!("{what}: {e}"));
-    let scratch = SandboxDir::create().map_err(|e| sys("making a scratch directory", e))?;
-    let trace_path = scratch.path().join("natural.trace");
-    let stdin_path = scratch.path().join("stdin");
-    std::fs::write(&stdin_path, &options.stdin).map_err(|e| sys("writing the standard input", e))?;
-    let stdin = std::fs::File::open(&stdin_path).map_err(|e| sys("opening the standard input", e))?;
-    let mut cmd = options.command(program);
-    for v in ["IRS_PREFIX", "IRS_CHAOS", "IRS_SERIAL", "IRS_DIVERGENCE", shared_proto::input_files::ENV_DIR] {
-        cmd.env_remove(v);
-    }
-    cmd.args(args)
-        .env("IRS_MODE", "record")
-        .env("IRS_TRACE", &trace_path)
-        .env_remove(shared_proto::explore_protocol::ENV_SANDBOX_DIR)
-        .stdin(Stdio::from(stdin))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
-    let sandbox = if options.sandbox && !disabled_by_environment() {
-        let dir = SandboxDir::create().map_err(|e| sys("making the sandbox directory", e))?;
-        cmd.env(shared_proto::explore_protocol::ENV_SANDBOX_DIR, dir.path());
-        Some(dir)
-    } else {
-        None
-    };
-    let mut child = cmd.spawn().map_err(|e| sys(&format!("starting {}", program.display()), e))?;
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait().map_err(|e| sys("waiting for the run", e))? {
-            Some(st) => break st,
-            None if started.elapsed() >= options.timeout => {
-                // SAFETY: signalling the process group the child leads (its own, made at spawn).
-                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = std::fs::remove_dir_all(scratch.path());
-                return Err(NaturalRunError::TimedOut(options.timeout));
-            }
-            None => std::thread::sleep(Duration::from_millis(2)),
-        }
-    };
-    drop(sandbox);
-    let trace = Trace::read(&trace_path);
-    // The one real directory the run could write in: nothing of it is kept.
-    let _ = std::fs::remove_dir_all(scratch.path());
-    let trace = trace.map_err(|e| NaturalRunError::NoTrace(format!("{status}: {e}")))?;
+/// working directory, standard input), isolated unless `options` says otherwise
+/// (`isolated_run`), and return the order of its visible events as a schedule (each event's
+/// thread), with how long the run took.
+pub fn natural_schedule(program: &Path, args: &[String], options: &Options) -> Result<(Vec<ThreadId>, Duration), NaturalRunError> {
+    let scratch = Scratch::new()?;
+    let trace_path = scratch.path("natural.trace");
+    let ran = isolated_run::run(program, args, options, &scratch, "record", &[("IRS_TRACE", trace_path.as_os_str())])?;
+    let took = ran.inside.unwrap_or(ran.wall);
+    let trace = Trace::read(&trace_path).map_err(|e| NaturalRunError::NoTrace(format!("{}: {e}", ran.status)))?;
     if !matches!(trace.outcome, Outcome::Exit(_)) {
         return Err(NaturalRunError::Failed(trace.outcome.to_string()));
     }
-    Ok(schedule_of(&trace))
+    Ok((schedule_of(&trace), took))
 }
 
 /// The schedule of a recorded trace: each event's thread, once per step. A step is one event,
@@ -131,7 +87,8 @@ const TRIES: usize = 3;
 /// on the executor's program and input) as far as the controlled execution can, run as the
 /// exploration runs its first execution. `Ok(Err(why))` when there is none (the runs failed or
 /// timed out, or following them does not end correctly): the caller keeps its own anchor.
-pub fn natural_anchor(ex: &mut Executor, program: &Path, args: &[String]) -> Result<Result<Execution, String>, ExecError> {
+/// With the execution, how long the natural run it follows took.
+pub fn natural_anchor(ex: &mut Executor, program: &Path, args: &[String]) -> Result<Result<(Execution, Duration), String>, ExecError> {
     let mut why = String::new();
     // A natural run that waited by polling (a loop that reads the clock, or sleeps, until
     // something happens) leaves many more events than the default schedule's execution: every
@@ -140,10 +97,10 @@ pub fn natural_anchor(ex: &mut Executor, program: &Path, args: &[String]) -> Res
     let reference = ex.run(&[])?.trace.events.len();
     let too_long = |n: usize| n > 2 * reference + 200;
     for _ in 0..TRIES {
-        let schedule = match natural_schedule(program, args, ex.options()) {
+        let (schedule, took) = match natural_schedule(program, args, ex.options()) {
             Ok(s) => s,
             // A run that does not end within the time limit will not end sooner next time.
-            Err(e @ NaturalRunError::TimedOut(_)) => return Ok(Err(e.to_string())),
+            Err(e @ NaturalRunError::Run(IsolatedRunError::TimedOut(_))) => return Ok(Err(e.to_string())),
             Err(e) => {
                 why = e.to_string();
                 continue;
@@ -166,7 +123,7 @@ pub fn natural_anchor(ex: &mut Executor, program: &Path, args: &[String]) -> Res
                 break;
             }
             if matches!(again.outcome(), Outcome::Exit(_)) {
-                return Ok(Ok(again));
+                return Ok(Ok((again, took)));
             }
             why = format!("the controlled execution following it ends in `{}`", again.outcome());
         }

@@ -15,6 +15,7 @@
 //! - [`in_place`]: a single verified run that replaces `irs run` (`exec`) instead of being
 //!   waited for.
 
+pub mod anchor;
 pub mod files;
 pub mod in_place;
 pub mod input;
@@ -125,7 +126,7 @@ pub fn forget(id: ProgramId) -> usize {
     }
     // The program's own (pre-input) segment, from `irs verify --publish` run by hand.
     let _ = std::fs::remove_file(shared_proto::prefix_segment::segment_path(id));
-    let _ = std::fs::remove_file(publish::anchor_file(&shared_proto::prefix_segment::segment_path(id)));
+    let _ = std::fs::remove_file(anchor::anchor_file(&shared_proto::prefix_segment::segment_path(id)));
     let _ = std::fs::remove_dir_all(&program.dir);
     inputs.len()
 }

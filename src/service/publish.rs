@@ -41,15 +41,13 @@ pub struct Publisher {
     /// The equivalence the verification explores in: the table's constraints are its
     /// happens-before (DESIGN §4).
     pub equivalence: Equivalence,
-    /// Anchor the table on the program's own order of events (`irs_verifier::natural_run`)
-    /// instead of the default policy's execution; its schedule is kept beside the segment
-    /// ([`anchor_file`]) for a verifier restarted on it.
-    pub natural_anchor: bool,
+    /// What to anchor the table on (`crate::service::anchor`).
+    pub anchor: crate::service::anchor::Anchor,
 }
 
 impl Publisher {
     pub fn new() -> Publisher {
-        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None, target: None, equivalence: Equivalence::default(), natural_anchor: false }
+        Publisher { started: Instant::now(), first: None, segment: None, log: Vec::new(), reused: false, error: None, target: None, equivalence: Equivalence::default(), anchor: Default::default() }
     }
 
     /// The segment this publisher writes for program `id`.
@@ -175,12 +173,3 @@ impl Default for Publisher {
     }
 }
 
-/// Where a verifier that anchored `segment` on a natural run keeps that run's schedule: a
-/// verifier restarted on the segment (after a crash) runs the same schedule, gets the same table
-/// and takes the segment over, as one anchored on the default schedule does. Removed with the
-/// segment.
-pub fn anchor_file(segment: &std::path::Path) -> PathBuf {
-    let mut name = segment.as_os_str().to_os_string();
-    name.push(".anchor");
-    PathBuf::from(name)
-}

@@ -65,9 +65,9 @@ pub struct RunOptions {
     pub reaction: Reaction,
     pub env: EnvSelection,
     pub capture_limit: u64,
-    /// The worker this run starts anchors its inputs' prefixes on a natural run
-    /// (`irs verify --publish --anchor natural`).
-    pub natural_anchor: bool,
+    /// What the worker this run starts anchors its inputs' prefixes on (`irs verify --publish
+    /// --anchor`).
+    pub anchor: crate::service::anchor::Anchor,
 }
 
 /// What covers a run.
@@ -214,7 +214,7 @@ impl Session {
             // Not verified, or its verifier died: (again) in the queue. A stale verification's
             // last prefix stays in force meanwhile (it is safe).
             queue::enqueue(&pstore, store.key)?;
-            worker_started = Some(worker::ensure(&pstore, &exe, opts.natural_anchor)?);
+            worker_started = Some(worker::ensure(&pstore, &exe, opts.anchor)?);
         }
         session.verifier = status.state().cloned();
         if forced.is_some() {

@@ -278,7 +278,7 @@ impl InputStore {
     /// Forget the input: its directory and its segment.
     pub fn remove(&self) {
         let _ = std::fs::remove_file(self.segment());
-        let _ = std::fs::remove_file(crate::service::publish::anchor_file(&self.segment()));
+        let _ = std::fs::remove_file(crate::service::anchor::anchor_file(&self.segment()));
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

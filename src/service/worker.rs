@@ -9,6 +9,7 @@
 //! run queues first and then starts a worker if it can take the lock; one of the two sees the
 //! other.
 
+use crate::service::anchor::Anchor;
 use super::queue;
 use super::state::{self, Status};
 use super::store::ProgramStore;
@@ -55,10 +56,10 @@ pub fn running(program: &ProgramStore) -> bool {
 }
 
 /// Start a worker for the program unless one runs: `irs worker -- EXE`, detached from this
-/// process's session, its output in the program's `worker.log`; `natural`: its verifiers
-/// anchor their prefixes on a natural run (`--anchor natural`). Returns the process id of the
+/// process's session, its output in the program's `worker.log`; its verifiers anchor their
+/// prefixes on `anchor` (`irs verify --anchor`). Returns the process id of the
 /// worker it started, if it started one.
-pub fn ensure(program: &ProgramStore, exe: &Path, natural: bool) -> Result<Option<u32>, ServiceError> {
+pub fn ensure(program: &ProgramStore, exe: &Path, anchor: Anchor) -> Result<Option<u32>, ServiceError> {
     match try_lock(program)? {
         None => return Ok(None),
         Some(lock) => drop(lock),
@@ -67,10 +68,7 @@ pub fn ensure(program: &ProgramStore, exe: &Path, natural: bool) -> Result<Optio
     let log = std::fs::File::create(program.worker_log()).map_err(ServiceError::Spawn)?;
     let err = log.try_clone().map_err(ServiceError::Spawn)?;
     let mut cmd = std::process::Command::new(irs);
-    cmd.arg("worker");
-    if natural {
-        cmd.args(["--anchor", "natural"]);
-    }
+    cmd.args(["worker", "--anchor", anchor.name()]);
     cmd.arg("--").arg(exe).stdin(std::process::Stdio::null()).stdout(log).stderr(err);
     // SAFETY: setsid in the child before exec: the worker outlives this command and its
     // terminal's signals.
@@ -83,9 +81,9 @@ pub fn ensure(program: &ProgramStore, exe: &Path, natural: bool) -> Result<Optio
     Ok(Some(cmd.spawn().map_err(ServiceError::Spawn)?.id()))
 }
 
-/// `irs worker [--anchor natural] -- EXE`: verify the program's queued inputs one after another; `each` hears of
+/// `irs worker --anchor A -- EXE`: verify the program's queued inputs one after another; `each` hears of
 /// every input taken up and how its verifier ended.
-pub fn work(exe: &Path, program: &ProgramStore, natural: bool, mut each: impl FnMut(&str)) -> Result<(), ServiceError> {
+pub fn work(exe: &Path, program: &ProgramStore, anchor: Anchor, mut each: impl FnMut(&str)) -> Result<(), ServiceError> {
     let irs = std::env::current_exe().map_err(ServiceError::Spawn)?;
     let Some(mut lock) = try_lock(program)? else {
         each("another worker runs for this program");
@@ -122,7 +120,7 @@ pub fn work(exe: &Path, program: &ProgramStore, natural: bool, mut each: impl Fn
         // docs/src/verifier-memory.md): an input whose exploration reaches it ends `incomplete`.
         let result = match log.and_then(|l| Ok((l.try_clone()?, l))) {
             Ok((out, err)) => std::process::Command::new(&irs)
-                .args(["verify", "--publish", "--anchor", if natural { "natural" } else { "default" }, "--input"])
+                .args(["verify", "--publish", "--anchor", anchor.name(), "--input"])
                 .arg(key.to_string())
                 .arg("--")
                 .arg(exe)

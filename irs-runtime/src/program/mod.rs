@@ -3,6 +3,7 @@
 //! input files and environment it reads, and the records of its sites.
 
 pub(crate) mod start;
+pub(crate) mod elapsed;
 pub(crate) mod process_end;
 pub(crate) mod exit_handlers;
 pub(crate) mod sv_comp;

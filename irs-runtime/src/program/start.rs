@@ -27,6 +27,18 @@ fn fail(msg: &str) -> ! {
     std::process::exit(2)
 }
 
+/// A run the verifier makes with real threads (it named a sandbox directory) runs isolated,
+/// `file`'s directory real (`explore::sandbox::enter_for_run`). Programs this one starts are
+/// not isolated by it. Only the main thread exists.
+fn isolate_if_asked(file: &std::ffi::OsStr) {
+    if let Some(dir) = std::path::Path::new(file).parent().and_then(|d| d.to_str()) {
+        crate::explore::sandbox::enter_for_run(dir);
+    }
+    // SAFETY: only the main thread exists.
+    unsafe { std::env::remove_var(shared_proto::explore_protocol::ENV_SANDBOX_DIR) };
+    crate::program::elapsed::start_if_asked();
+}
+
 /// # Safety
 /// Called by the generated `main` with its own arguments.
 #[no_mangle]
@@ -88,6 +100,9 @@ pub unsafe extern "C" fn __irs_start(
     }
     if mode == Mode::Enforce {
         let Some(path) = prefix else { fail(&format!("{MODE_VAR}=enforce needs {PREFIX_VAR}=<prefix file> (or {SERIAL_VAR}=1)")) };
+        // A run the verifier makes to time a candidate anchor is isolated as its explored
+        // executions are (the prefix's directory is the one real directory).
+        isolate_if_asked(&path);
         let policy = match std::env::var(DIVERGENCE_VAR).ok().as_deref() {
             None | Some("serial") => Divergence::Serial,
             Some("stop") => Divergence::Stop,
@@ -158,11 +173,7 @@ pub unsafe extern "C" fn __irs_start(
     }
     // A run the verifier makes to learn the program's own order of events is isolated as its
     // explored executions are (the trace's directory is the one real directory it writes).
-    if let Some(dir) = std::path::Path::new(&path).parent().and_then(|d| d.to_str()) {
-        crate::explore::sandbox::enter_for_record(dir);
-    }
-    // SAFETY: only the main thread exists (programs this one starts are not isolated by it).
-    unsafe { std::env::remove_var(shared_proto::explore_protocol::ENV_SANDBOX_DIR) };
+    isolate_if_asked(&path);
     mode::set(mode);
     recorder::init(PathBuf::from(path), args, program);
     process_exit::install();

@@ -57,6 +57,13 @@ pub fn mutex_free_after(u: &Unfolding, m: ObjIdx, mut q: Option<EventIdx>) -> bo
     true
 }
 
+/// The limit at which an enumeration of placements stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Time,
+    Memory,
+}
+
 /// Computes conflicting extensions, with buffers kept from one call to the next (it runs for
 /// every step of every run).
 #[derive(Default)]
@@ -68,6 +75,18 @@ pub struct Extensions {
 }
 
 impl Extensions {
+    /// Stop enumerating placements of events on several objects at `deadline` or once the
+    /// process's RSS reaches `memory` bytes (the exploration's limits; see `product`).
+    pub fn set_limits(&mut self, deadline: Option<std::time::Instant>, memory: Option<u64>) {
+        self.product.deadline = deadline;
+        self.product.memory_limit = memory;
+    }
+
+    /// Were placements left out at a limit? The exploration must then stop at that limit.
+    pub fn expired(&self) -> Option<Stop> {
+        self.product.expired()
+    }
+
     /// Add to `u` the conflicting extensions that `e` gives (`own` is the object of `e`'s
     /// thread).
     /// `alt`: for an update the value model follows, its other version's action (the write

@@ -43,9 +43,29 @@ pub(super) struct Product {
     new_preds: Vec<Option<EventIdx>>,
     /// The slot (in `slots`) of the mutex, if the event is on one.
     mutex: Option<usize>,
+    /// When to stop enumerating (the exploration's time limit): the placements of an event on
+    /// several objects can number millions (a write against readers who each read it hundreds
+    /// of times, each on its own copy), and a walk must not outlast the limit. Past it no more
+    /// placements are made ([`Product::expired`]); the exploration stops at the limit right
+    /// after the walk, `incomplete`, so none is ever missing from a verdict. Likewise at the
+    /// memory limit.
+    pub(super) deadline: Option<std::time::Instant>,
+    /// The same for the exploration's memory limit (bytes of RSS).
+    pub(super) memory_limit: Option<u64>,
+    /// Placements tried since the clock and the RSS were last read.
+    tried: u32,
+    expired: Option<super::Stop>,
 }
 
+/// Placements tried between two readings of the clock and the RSS.
+const CLOCK_EVERY: u32 = 4096;
+
 impl Product {
+    /// Did the enumeration stop at a limit (some placements not made)?
+    pub(super) fn expired(&self) -> Option<super::Stop> {
+        self.expired
+    }
+
     #[allow(clippy::too_many_arguments)]
     /// `mutex`: the index in `objs` of the mutex the event is on, if any.
     pub(super) fn add(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, preds: &[Option<EventIdx>], objs: &[ObjIdx], own: ObjIdx, t0: Option<EventIdx>, mutex: Option<usize>, gap: u32, src: Source) {
@@ -80,6 +100,18 @@ impl Product {
     /// event once every object has one.
     #[allow(clippy::too_many_arguments)]
     fn choose(&mut self, u: &mut Unfolding, objects: &ObjectTable, action: ActionIdx, kind: EventKind, objs: &[ObjIdx], gap: u32, src: Source) {
+        self.tried += 1;
+        if self.tried >= CLOCK_EVERY && self.expired.is_none() {
+            self.tried = 0;
+            if self.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                self.expired = Some(super::Stop::Time);
+            } else if self.memory_limit.is_some_and(|m| crate::memory_limit::rss_bytes().is_some_and(|r| r >= m)) {
+                self.expired = Some(super::Stop::Memory);
+            }
+        }
+        if self.expired.is_some() {
+            return;
+        }
         let level = self.chosen.len();
         if level == self.slots.len() {
             if self.chosen.iter().any(|&c| c != 0) {

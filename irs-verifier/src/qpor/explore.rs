@@ -26,6 +26,7 @@ impl Verifier<'_> {
     /// The whole exploration, telling `hooks` as it goes.
     pub fn explore(mut self, hooks: &mut dyn Hooks) -> Result<Report, VerifyError> {
         self.started = Instant::now();
+        self.extensions.set_limits(self.opts.time_limit.map(|t| self.started + t), self.opts.memory_limit);
         let anchor = self.opts.first_schedule.clone().unwrap_or_default();
         let first = self.run(&anchor)?;
         // The same schedule must give the same run: check once, up front.
@@ -116,6 +117,7 @@ impl Verifier<'_> {
         self.thread_bound_cuts = 0;
         self.last_prune_live = 0;
         self.extensions = cex::Extensions::default();
+        self.extensions.set_limits(self.opts.time_limit.map(|t| self.started + t), self.opts.memory_limit);
         self.comb = comb::Comb::default();
         self.action_cache.clear();
         let s = &mut self.stats;
@@ -177,11 +179,11 @@ impl Verifier<'_> {
             if let Some(m) = self.opts.max_executions.filter(|&m| self.stats.executions >= m) {
                 break Some(format!("stopped at the limit of {m} executions"));
             }
-            if let Some(t) = self.opts.time_limit.filter(|&t| self.started.elapsed() >= t) {
+            if let Some(t) = self.opts.time_limit.filter(|&t| self.started.elapsed() >= t || self.extensions.expired() == Some(cex::Stop::Time)) {
                 break Some(format!("stopped at the time limit of {:.0} s", t.as_secs_f64()));
             }
             if let Some(m) = self.memory.as_mut() {
-                if m.reached() {
+                if m.reached() || self.extensions.expired() == Some(cex::Stop::Memory) {
                     break Some(format!("stopped at the memory limit of {} after {} executions", Size(m.limit()), self.stats.executions));
                 }
             }

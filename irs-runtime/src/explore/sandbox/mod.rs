@@ -75,13 +75,14 @@ pub fn enter() {
     enter_with(None)
 }
 
-/// A run with real threads (RECORD) that the verifier makes to learn the program's own order of
-/// events (`irs_verifier::natural_run`), isolated as an explored execution is: if the verifier
-/// named a sandbox directory, enter new namespaces and a view in which `keep_dir` (where the
-/// trace is written) is the real directory, then run in a child (the namespace's first process
-/// only waits for it: the program is never its process-id namespace's init, whose signals the
-/// kernel treats apart). Before anything else, with one thread.
-pub fn enter_for_record(keep_dir: &str) {
+/// A run with real threads that the verifier makes (RECORD, to learn the program's own order of
+/// events, `irs_verifier::natural_run`; ENFORCE, to time a candidate anchor,
+/// `irs_verifier::anchor_trial`), isolated as an explored execution is: if the verifier named a
+/// sandbox directory, enter new namespaces and a view in which `keep_dir` (where the trace is
+/// written, or the prefix read) is the real directory, then run in a child (the namespace's
+/// first process only waits for it: the program is never its process-id namespace's init,
+/// whose signals the kernel treats apart). Before anything else, with one thread.
+pub fn enter_for_run(keep_dir: &str) {
     if std::env::var_os(shared_proto::explore_protocol::ENV_SANDBOX_DIR).is_none() {
         return;
     }
