@@ -112,7 +112,9 @@ def paper(a, out, d):
         (out / f"overhead_{tag}.csv").write_text(csv.read_text())
     head = header(a, "ENFORCE overhead per constraint count: the IRS paper's programs",
                   "the programs' own work time (first create to last join, `work_us=`)")
-    head += "- First trace: `default` = the controlled execution with the default policy (few preemptions), `round-robin` = the next thread at every step (many).\n\n"
+    head += ("- First trace: `default` = the controlled execution with the default policy (few preemptions), `round-robin` = the next thread at every step (many), "
+             "`natural` = the program's own order of events (one isolated run with real threads, followed), `auto` = the cheaper of `default` and `natural`, timed "
+             "(what `irs verify --publish` and `irs run` anchor on unless told).\n\n")
     head += summary([(out / f"overhead_{p.replace('-', '_')}.csv").read_text() for p in (a.policies or ["default", "round-robin"])])
     (out / "results.md").write_text(head + "\n".join(md))
 
