@@ -318,6 +318,10 @@ fn verify_inner(
         let chosen = crate::service::anchor::choose(&mut ex, &segment, p.anchor, p.equivalence, program, args)?;
         anchor_note = chosen.note;
         opts.first_schedule = chosen.first_schedule;
+        if let Some((path, st)) = state.as_mut() {
+            st.anchor = anchor_note.clone();
+            let _ = write_state(path, st);
+        }
         if let Some(e) = chosen.error {
             p.error = Some(e);
             // Said at once, not when the exploration ends (it may not, for a program explored

@@ -28,6 +28,10 @@ pub struct VerifierState {
     pub published: usize,
     /// Constraints in the latest published prefix.
     pub constraints: Option<usize>,
+    /// What the published table is anchored on, when it is not the default schedule or was
+    /// chosen (`service::anchor`).
+    #[serde(default)]
+    pub anchor: Option<String>,
     pub violations: Vec<String>,
     pub seconds: f64,
     /// Unix time of this state.

@@ -137,6 +137,9 @@ impl StatusReport {
                 i.in_force.as_ref().map_or(0, |p| p.published),
                 i.in_force.as_ref().map_or("none (no prefix: runs on this input are not verified)".to_string(), |p| p.constraints.to_string())
             );
+            if let Some(a) = &st.anchor {
+                let _ = writeln!(out, "    anchor: {a}");
+            }
             if let Some(v) = &st.verdict {
                 let _ = writeln!(out, "    verdict: {v}{}", st.covers.as_ref().map(|c| format!(" (covers {c})")).unwrap_or_default());
             }

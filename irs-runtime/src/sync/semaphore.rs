@@ -123,13 +123,27 @@ fn try_or_timed(s: *mut libc::sem_t, site: u64, deadline: Option<Instant>, err: 
     }
     let x = sem(s);
     let got = enforced(site, || {
-        let got = match deadline {
+        let waited = match deadline {
             Some(d) if !serial::mine() => take_waiting(x, Some(d)),
-            _ => try_take(x),
+            _ => false,
         };
-        if recording() {
-            record(site, if got { EventKind::SemTryWait } else { EventKind::SemTryFail }, s, 0);
+        if !recording() {
+            return waited || (deadline.is_none() || serial::mine()) && try_take(x);
         }
+        if waited {
+            // It took a unit a post put there, and that post was recorded as it put it (under
+            // the recorder's lock): recorded after it.
+            record(site, EventKind::SemTryWait, s, 0);
+            return true;
+        }
+        // A failure is decided and recorded under the recorder's lock, which a post holds while
+        // it adds its unit: a post that comes between would otherwise be recorded before a
+        // failure that did not see it, and a prefix made of the trace would make the trywait
+        // succeed (found by chaos runs under such a prefix). A timed wait that timed out tries
+        // once more there.
+        let mut r = recorder::lock();
+        let got = try_take(x);
+        r.push(Some(SiteId(site)), if got { EventKind::SemTryWait } else { EventKind::SemTryFail }, ObjectRef::Sem { addr: s as u64, logical: None, value: 0 });
         got
     });
     if got { 0 } else { fail(err) }
@@ -310,9 +324,12 @@ pub unsafe extern "C" fn __irs_sem_getvalue(s: *mut libc::sem_t, value: *mut c_i
         scheduler::sem_getvalue(s as u64, site)
     } else {
         enforced(site, || {
+            // Read under the recorder's lock when recording, as a post adds its unit under it:
+            // the trace's order of the two is the order in which they happened.
+            let rec = recording().then(recorder::lock);
             let v = sem(s).count.load(Ordering::Acquire);
-            if recording() {
-                record(site, EventKind::SemValue, s, 0);
+            if let Some(mut r) = rec {
+                r.push(Some(SiteId(site)), EventKind::SemValue, ObjectRef::Sem { addr: s as u64, logical: None, value: 0 });
             }
             v
         })
