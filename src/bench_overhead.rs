@@ -168,9 +168,11 @@ pub fn overhead(
             let exe = crate::launch::resolve_program(program).map_err(ReplayError::from)?;
             let anchor = if matches!(first_trace, FirstTrace::Auto) { Anchor::Auto } else { Anchor::Natural };
             let picked = anchor::pick(&mut ex, anchor, Default::default(), &exe.to_string_lossy(), args).map_err(|e| BenchError::FirstRun(e.to_string()))?;
+            let exits = matches!(picked.default.outcome(), shared_proto::Outcome::Exit(_));
             match (picked.use_natural, picked.natural) {
                 (true, Some(x)) => (Some(x), picked.note),
-                _ => (None, picked.note),
+                // The default schedule's execution, already run (else the search below).
+                _ => (exits.then_some(picked.default), picked.note),
             }
         }
         FirstTrace::Policy(_) => (None, None),

@@ -87,14 +87,14 @@ const TRIES: usize = 3;
 /// on the executor's program and input) as far as the controlled execution can, run as the
 /// exploration runs its first execution. `Ok(Err(why))` when there is none (the runs failed or
 /// timed out, or following them does not end correctly): the caller keeps its own anchor.
-/// With the execution, how long the natural run it follows took.
-pub fn natural_anchor(ex: &mut Executor, program: &Path, args: &[String]) -> Result<Result<(Execution, Duration), String>, ExecError> {
+/// With the execution, how long the natural run it follows took. `reference`: how many events
+/// the default schedule's execution has (the caller ran it).
+pub fn natural_anchor(ex: &mut Executor, program: &Path, args: &[String], reference: usize) -> Result<Result<(Execution, Duration), String>, ExecError> {
     let mut why = String::new();
     // A natural run that waited by polling (a loop that reads the clock, or sleeps, until
     // something happens) leaves many more events than the default schedule's execution: every
     // production run would then have to poll exactly as often, which real time does not repeat
     // (it leaves the trace). Such a run is no anchor.
-    let reference = ex.run(&[])?.trace.events.len();
     let too_long = |n: usize| n > 2 * reference + 200;
     for _ in 0..TRIES {
         let (schedule, took) = match natural_schedule(program, args, ex.options()) {

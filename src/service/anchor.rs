@@ -89,14 +89,14 @@ pub struct Picked {
 /// timed under their whole traces as prefixes, the tables built under `equivalence`).
 pub fn pick(ex: &mut Executor, anchor: Anchor, equivalence: shared_proto::equivalence::Equivalence, program: &str, args: &[String]) -> Result<Picked, VerifyError> {
     let exits = |x: &Execution| matches!(x.outcome(), Outcome::Exit(_));
+    let default = ex.run(&[])?;
     let (natural, mut note) = match anchor {
         Anchor::Default => (None, None),
-        _ => match irs_verifier::natural_run::natural_anchor(ex, Path::new(program), args)? {
+        _ => match irs_verifier::natural_run::natural_anchor(ex, Path::new(program), args, default.trace.events.len())? {
             Ok((x, took)) => (Some((x, took)), None),
             Err(why) => (None, Some(format!("no natural run to anchor on ({why}): the prefix is anchored on the default schedule"))),
         },
     };
-    let default = ex.run(&[])?;
     let use_natural = match (&natural, anchor) {
         (None, _) => false,
         (Some(_), Anchor::Natural) => {

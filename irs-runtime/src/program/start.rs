@@ -31,11 +31,13 @@ fn fail(msg: &str) -> ! {
 /// `file`'s directory real (`explore::sandbox::enter_for_run`). Programs this one starts are
 /// not isolated by it. Only the main thread exists.
 fn isolate_if_asked(file: &std::ffi::OsStr) {
-    if let Some(dir) = std::path::Path::new(file).parent().and_then(|d| d.to_str()) {
-        crate::explore::sandbox::enter_for_run(dir);
+    if std::env::var_os(shared_proto::explore_protocol::ENV_SANDBOX_DIR).is_some() {
+        if let Some(dir) = std::path::Path::new(file).parent().and_then(|d| d.to_str()) {
+            crate::explore::sandbox::enter_for_run(dir);
+        }
+        // SAFETY: only the main thread exists.
+        unsafe { std::env::remove_var(shared_proto::explore_protocol::ENV_SANDBOX_DIR) };
     }
-    // SAFETY: only the main thread exists.
-    unsafe { std::env::remove_var(shared_proto::explore_protocol::ENV_SANDBOX_DIR) };
     crate::program::elapsed::start_if_asked();
 }
 

@@ -57,7 +57,12 @@ fn fail(e: c_int) -> c_int {
 }
 
 fn record(site: u64, kind: EventKind, s: *mut libc::sem_t, value: u32) {
-    recorder::lock().push(Some(SiteId(site)), kind, ObjectRef::Sem { addr: s as u64, logical: None, value });
+    push(&mut recorder::lock(), site, kind, s, value);
+}
+
+/// Record an operation under the recorder's lock `r`, already held.
+fn push(r: &mut recorder::RecorderState, site: u64, kind: EventKind, s: *mut libc::sem_t, value: u32) {
+    r.push(Some(SiteId(site)), kind, ObjectRef::Sem { addr: s as u64, logical: None, value });
 }
 
 /// Take one if the count is above 0.
@@ -143,7 +148,7 @@ fn try_or_timed(s: *mut libc::sem_t, site: u64, deadline: Option<Instant>, err: 
         // once more there.
         let mut r = recorder::lock();
         let got = try_take(x);
-        r.push(Some(SiteId(site)), if got { EventKind::SemTryWait } else { EventKind::SemTryFail }, ObjectRef::Sem { addr: s as u64, logical: None, value: 0 });
+        push(&mut r, site, if got { EventKind::SemTryWait } else { EventKind::SemTryFail }, s, 0);
         got
     });
     if got { 0 } else { fail(err) }
@@ -176,7 +181,7 @@ pub unsafe extern "C" fn __irs_sem_init(s: *mut libc::sem_t, pshared: c_int, val
             }
         }
         if let Some(mut r) = rec {
-            r.push(Some(SiteId(site)), EventKind::SemInit, ObjectRef::Sem { addr: s as u64, logical: None, value });
+            push(&mut r, site, EventKind::SemInit, s, value);
         }
     });
     0
@@ -300,7 +305,7 @@ pub unsafe extern "C" fn __irs_sem_post(s: *mut libc::sem_t, site: u64) -> c_int
             }
         }
         if let (true, Some(mut r)) = (posted, rec) {
-            r.push(Some(SiteId(site)), EventKind::SemPost, ObjectRef::Sem { addr: s as u64, logical: None, value: 0 });
+            push(&mut r, site, EventKind::SemPost, s, 0);
         }
         posted
     });
@@ -329,7 +334,7 @@ pub unsafe extern "C" fn __irs_sem_getvalue(s: *mut libc::sem_t, value: *mut c_i
             let rec = recording().then(recorder::lock);
             let v = sem(s).count.load(Ordering::Acquire);
             if let Some(mut r) = rec {
-                r.push(Some(SiteId(site)), EventKind::SemValue, ObjectRef::Sem { addr: s as u64, logical: None, value: 0 });
+                push(&mut r, site, EventKind::SemValue, s, 0);
             }
             v
         })
