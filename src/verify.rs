@@ -7,6 +7,7 @@ use crate::service::publish::Publisher;
 use crate::service::state::{now_unix, write_state, VerifierState};
 use irs_verifier::qpor::{self, Report, Stats, Verifier};
 use irs_verifier::schedule;
+use irs_verifier::scratch_dir::{Kind, ScratchDir};
 use shared_proto::equivalence::Equivalence;
 use shared_proto::{Outcome, ThreadId};
 use std::io::{Seek, Write};
@@ -20,6 +21,8 @@ pub enum VerifyCliError {
     Verify(#[from] qpor::VerifyError),
     #[error("cannot write {path}: {reason}")]
     Write { path: String, reason: String },
+    #[error("cannot make a scratch directory in {dir}: {reason}")]
+    Scratch { dir: String, reason: String },
 }
 
 /// What `irs verify` found: the report and where each bug's schedule was written.
@@ -240,11 +243,13 @@ pub fn verify(
     // Files the program opens for reading are captured at their first open and every execution
     // reads the capture (DESIGN §4 "Inputs"): in the input's directory for a stored input, else in
     // a directory of this verification's own.
-    let own_captures = exec.input_files.is_none().then(|| std::env::temp_dir().join(format!("irs-verify-{}-files", std::process::id())));
+    let own_captures = match exec.input_files {
+        Some(_) => None,
+        None => Some(ScratchDir::create(Kind::Files).map_err(|e| VerifyCliError::Scratch { dir: std::env::temp_dir().display().to_string(), reason: e.to_string() })?),
+    };
     let mut exec = exec;
     if let Some(d) = &own_captures {
-        let _ = std::fs::remove_dir_all(d);
-        exec.input_files = Some(d.clone());
+        exec.input_files = Some(d.path().join("captures"));
     }
     let captures = shared_proto::input_files::FileCaptures::new(exec.input_files.clone().expect("set above"));
     let mut progress = progress;
@@ -260,9 +265,7 @@ pub fn verify(
         });
     }
     let files_read = captures.summary();
-    if let Some(d) = &own_captures {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    drop(own_captures);
     let result = result.map(|o| Outcomes { files_read, ..o });
     if let Some((path, st)) = state.as_mut() {
         match &result {

@@ -134,3 +134,29 @@ fn the_verifier_leaves_no_sandbox_directory_behind() {
     assert_eq!(out.how(), "exit 0", "{}\n{}", out.stdout, out.stderr);
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "left in TMPDIR: {:?}", std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect::<Vec<_>>());
 }
+
+#[test]
+fn what_a_killed_verifier_left_is_swept_by_the_next() {
+    let dir = build_in("signals", "killed");
+    std::fs::write(dir.join("long.c"), "#include <pthread.h>\nint x;\nvoid *f(void *a) { for (int i = 0; i < 6; i++) x++; return a; }\nint main(void) { pthread_t t[4]; for (int i = 0; i < 4; i++) pthread_create(&t[i], 0, f, 0); for (int i = 0; i < 4; i++) pthread_join(t[i], 0); return 0; }\n").unwrap();
+    irs_cc(&dir, &["long.c", "-o", "long", "-lpthread"]).unwrap();
+    let tmp = scratch("sandbox-killed-tmpdir");
+    let mut verifier = Command::new(irs()).args(["verify", "--", "./long"]).env("TMPDIR", &tmp).current_dir(&dir)
+        .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let leases = || std::fs::read_dir(&tmp).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".lease")).map(|e| e.path()).collect::<Vec<_>>();
+    let started = std::time::Instant::now();
+    while leases().len() < 2 && started.elapsed() < T {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    verifier.kill().unwrap();
+    verifier.wait().unwrap();
+    let left = leases();
+    assert!(left.len() >= 2, "the verifier made its sandbox and captures directories, each with a lease: {left:?}");
+    // A lease is taken only once a minute old (one just made may not be locked yet).
+    for l in &left {
+        assert!(Command::new("touch").arg("-d").arg("2 hours ago").arg(l).status().unwrap().success());
+    }
+    let out = run(Command::new(irs()).args(["verify", "--", "./signals"]).env("TMPDIR", &tmp).current_dir(&dir), None, T).unwrap();
+    assert_eq!(out.how(), "exit 0", "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "left in TMPDIR: {:?}", std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect::<Vec<_>>());
+}

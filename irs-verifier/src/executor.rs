@@ -8,7 +8,7 @@ use shared_proto::explore_buffer::{self, Capacity};
 use shared_proto::explore_protocol::{self as proto, Hello, ProcessEnd, Request, RequestKind, Response};
 pub use shared_proto::explore_protocol::Policy;
 use shared_proto::{Outcome, ThreadId, Trace};
-use crate::sandbox_dir::SandboxDir;
+use crate::scratch_dir::{Kind, ScratchDir};
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -203,7 +203,7 @@ pub struct Executor {
     /// The last on-demand reader's index of the enabled lists (reused: one entry a step).
     spare_at: Vec<(u32, u32)>,
     /// Where the program builds its executions' private view (dropped after the server ends).
-    _sandbox: Option<SandboxDir>,
+    _sandbox: Option<ScratchDir>,
 }
 
 /// Enabled lists kept for reuse at most (a few runs' worth).
@@ -394,8 +394,8 @@ impl Executor {
             cmd.env(shared_proto::input_files::ENV_DIR, dir);
         }
         cmd.env_remove(proto::ENV_SANDBOX_DIR);
-        let sandbox = if options.sandbox && !crate::sandbox_dir::disabled_by_environment() {
-            let dir = SandboxDir::create().map_err(|e| ExecError::System(format!("making the sandbox directory in {}: {e}", std::env::temp_dir().display())))?;
+        let sandbox = if options.sandbox && !crate::scratch_dir::disabled_by_environment() {
+            let dir = ScratchDir::create(Kind::Sandbox).map_err(|e| ExecError::System(format!("making the sandbox directory in {}: {e}", std::env::temp_dir().display())))?;
             cmd.env(proto::ENV_SANDBOX_DIR, dir.path());
             Some(dir)
         } else {

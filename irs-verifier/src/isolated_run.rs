@@ -8,7 +8,7 @@
 //! group, at the per-execution time limit.
 
 use crate::executor::Options;
-use crate::sandbox_dir::{disabled_by_environment, SandboxDir};
+use crate::scratch_dir::{disabled_by_environment, Kind, ScratchDir};
 use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -27,22 +27,16 @@ pub enum IsolatedRunError {
 /// A scratch directory for isolated runs: the one real directory they see. Removed, with what
 /// the runs left there, when dropped.
 pub struct Scratch {
-    dir: SandboxDir,
+    dir: ScratchDir,
 }
 
 impl Scratch {
     pub fn new() -> Result<Scratch, IsolatedRunError> {
-        Ok(Scratch { dir: SandboxDir::create().map_err(|e| IsolatedRunError::System(format!("making a scratch directory: {e}")))? })
+        Ok(Scratch { dir: ScratchDir::create(Kind::Sandbox).map_err(|e| IsolatedRunError::System(format!("making a scratch directory: {e}")))? })
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(self.dir.path());
     }
 }
 
@@ -71,7 +65,7 @@ pub fn run(program: &Path, args: &[String], options: &Options, scratch: &Scratch
     let _ = std::fs::remove_file(&elapsed);
     cmd.args(args).env("IRS_MODE", mode).env("IRS_ELAPSED_FILE", &elapsed).envs(env.iter().copied()).stdin(Stdio::from(stdin)).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
     let sandbox = if options.sandbox && !disabled_by_environment() {
-        let dir = SandboxDir::create().map_err(|e| sys("making the sandbox directory", e))?;
+        let dir = ScratchDir::create(Kind::Sandbox).map_err(|e| sys("making the sandbox directory", e))?;
         cmd.env(shared_proto::explore_protocol::ENV_SANDBOX_DIR, dir.path());
         Some(dir)
     } else {

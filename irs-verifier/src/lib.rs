@@ -2,7 +2,8 @@
 //! server through controlled executions, schedules as files, and the k-partial QPOR
 //! exploration (papers 000 and 002) over the program's unfolding.
 //!
-//! - `executor`, `schedule`, `sandbox_dir`: controlled executions of the program (DESIGN §7);
+//! - `executor`, `schedule`, `scratch_dir`: controlled executions of the program and the
+//!   verifier's temporary directories (DESIGN §7);
 //! - `qpor`: the exploration, Alg. 1 of 000 §3 with k-partial alternatives (§5), one file per
 //!   concept of the algorithm;
 //! - `unfolding`: the events found so far, `U`, with their trees, frontiers, causality and
@@ -31,7 +32,7 @@ pub mod natural_run;
 pub(crate) mod object_table;
 pub mod qpor;
 pub(crate) mod race_free_words;
-mod sandbox_dir;
+pub mod scratch_dir;
 pub mod schedule;
 pub(crate) mod thread_names;
 pub(crate) mod unfolding;

@@ -336,6 +336,7 @@ mod tests {
         assert_eq!(race.list().len(), 8);
         assert_eq!(std::fs::read_to_string(race.dir().join(INDEX)).unwrap().lines().count(), 8);
         assert!(std::fs::read_dir(&d).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().starts_with('.')), "no temporary directory left");
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
