@@ -105,7 +105,10 @@ impl Trace {
     pub fn write(&self, path: &Path) -> Result<(), TraceError> {
         let p = path.display().to_string();
         let err = |source| TraceError::Write { path: p.clone(), source };
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        // Relaxed: only makes the temporary name unique among this process's writes.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
         let mut f = std::fs::File::create(&tmp).map_err(err)?;
         f.write_all(&self.to_bytes()).map_err(err)?;
         f.sync_all().ok();

@@ -17,17 +17,24 @@ const FATAL: [c_int; 8] = [
 ];
 
 extern "C" fn on_fatal_signal(sig: c_int) {
+    let fault = matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL);
     // SAFETY: restoring the default disposition and arming an alarm are async-signal-safe. The
     // alarm bounds the best-effort trace write below (which allocates): should it ever block,
-    // SIGALRM ends the process instead of hanging it.
+    // SIGALRM ends the process instead of hanging it. A fault's default comes back at once (a
+    // fault inside the write ends the process); the others' only once the trace is written:
+    // another thread's `abort` meanwhile (two failing at once) comes here too and waits for the
+    // write, instead of ending the process in the middle of it.
     unsafe {
-        libc::signal(sig, libc::SIG_DFL);
+        if fault {
+            libc::signal(sig, libc::SIG_DFL);
+        }
         libc::alarm(2);
     }
     recorder::finish_from_signal(Outcome::Signal(sig));
     // SAFETY: re-raising with the default action ends the process as the signal would have.
     // A synchronous fault (SEGV, BUS, FPE, ILL) also recurs when the handler returns.
     unsafe {
+        libc::signal(sig, libc::SIG_DFL);
         libc::raise(sig);
     }
 }

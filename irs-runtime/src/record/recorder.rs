@@ -263,12 +263,41 @@ pub fn record_kills() {
 /// Trace writes under way (counted under the recorder's lock, done outside it).
 static WRITING: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-/// Write `trace`; the caller counted it in [`WRITING`] while it held the lock.
-fn write(trace: Trace, path: PathBuf) {
-    if let Err(e) = trace.write(&path) {
-        eprintln!("irs-runtime: {e}");
-    }
+/// Snapshots taken so far (numbered under the recorder's lock, so a later number holds at least
+/// the events of an earlier one).
+static SNAPSHOTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The number of the snapshot last written to the trace's path. Writes are one at a time, and a
+/// snapshot older than the one written is dropped: two threads failing at once (each writes its
+/// snapshot before it aborts, and the abort's handler writes the last one) leave the newest
+/// trace, whole, whatever order their writes come in.
+static WRITTEN: parking_lot::Mutex<u64> = parking_lot::Mutex::new(0);
+
+/// Number a snapshot; call with the recorder's lock held, and count the write in [`WRITING`].
+fn next_snapshot() -> u64 {
     // SeqCst: a rare path; pairs with the load in `wait_for_writes`.
+    WRITING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    // Relaxed: numbered under the recorder's lock, which orders the increments.
+    SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+}
+
+/// Write `trace`, snapshot number `n`, unless a newer one was written; the caller counted it in
+/// [`WRITING`] while it held the lock. `patience`: how long to wait for another thread's write
+/// (a signal handler must not wait for good).
+fn write(trace: Trace, path: PathBuf, n: u64, patience: Option<Duration>) {
+    let written = match patience {
+        None => Some(WRITTEN.lock()),
+        Some(d) => WRITTEN.try_lock_for(d),
+    };
+    if let Some(mut written) = written {
+        if *written < n {
+            match trace.write(&path) {
+                Ok(()) => *written = n,
+                Err(e) => eprintln!("irs-runtime: {e}"),
+            }
+        }
+    }
+    // SeqCst: see `next_snapshot`.
     WRITING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
 }
 
@@ -277,7 +306,7 @@ fn write(trace: Trace, path: PathBuf) {
 /// the first runs its exit handlers) does not cut the write short and lose the trace.
 fn wait_for_writes() {
     let until = std::time::Instant::now() + Duration::from_secs(5);
-    // SeqCst: see `write`.
+    // SeqCst: see `next_snapshot`.
     while WRITING.load(std::sync::atomic::Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -293,10 +322,9 @@ pub fn finish(outcome: Outcome, close: bool) {
     }
     r.closed = close;
     if let Some((trace, path)) = r.snapshot(outcome) {
-        // SeqCst: see `write`; counted before the lock is released.
-        WRITING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let n = next_snapshot();
         drop(r);
-        write(trace, path);
+        write(trace, path, n, None);
     }
 }
 
@@ -314,11 +342,13 @@ pub fn finish_from_signal(outcome: Outcome) {
         if !r.closed {
             r.closed = true;
             if let Some((trace, path)) = r.snapshot(outcome) {
-                // SeqCst: see `write`.
-                WRITING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let n = next_snapshot();
                 drop(r);
-                write(trace, path);
+                write(trace, path, n, Some(Duration::from_millis(1000)));
             }
         }
     }
+    // The signal ends the process once the handler returns: another thread's write still under
+    // way (a second failing thread's snapshot, or the newest one) would be cut short.
+    wait_for_writes();
 }
