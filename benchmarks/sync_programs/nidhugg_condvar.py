@@ -69,7 +69,12 @@ def irs(path, src, flags, limit, wd):
         j = json.loads(out.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return {"verdict": "error", "traces": None, "s": s}
-    return {"verdict": j.get("verdict"), "traces": j.get("traces"), "discarded": j.get("discarded"), "s": j.get("seconds", s)}
+    # `safe-within-bounds` for want of spurious wake-ups (which Nidhugg does not explore either)
+    # is compared as `safe`.
+    v = j.get("verdict")
+    if v == "safe-within-bounds" and all(str(b).startswith("no spurious wake-ups") for b in j.get("bounds") or []):
+        v = "safe"
+    return {"verdict": v, "traces": j.get("traces"), "discarded": j.get("discarded"), "s": j.get("seconds", s)}
 
 
 def main():

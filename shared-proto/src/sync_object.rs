@@ -101,6 +101,12 @@ pub fn describe(addr: u64) -> Option<String> {
     })
 }
 
+/// Whether `addr` names a gate of a program's condition variable: an event on one belongs to a
+/// wait on that condition variable (the waiter's) or to the signal that ends it.
+pub fn is_condition_gate(addr: u64) -> bool {
+    decode(addr).is_some_and(|(_, tag)| (PROGRAM_COND.gate_base..PROGRAM_COND.gate_base + GATES).contains(&tag))
+}
+
 /// A short label for the internal object `tag` (after its primitive's name in traces:
 /// `c.gate[2]`, `s.count`).
 pub fn label(tag: u16) -> String {

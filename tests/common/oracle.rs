@@ -322,6 +322,10 @@ pub struct OracleResult {
     /// The barriers more threads use than their count in some interleaving: ordered (see
     /// [`over_count_barriers`]).
     pub ordered: BTreeSet<String>,
+    /// Some interleaving waited on a program's condition variable (an event on one of its
+    /// gates): neither the oracle nor irs explores spurious wake-ups, and irs's verdict names
+    /// that as a bound.
+    pub cond_waits: bool,
     pub seconds: f64,
 }
 
@@ -396,6 +400,7 @@ pub fn explore_all(ex: &mut Executor, max_interleavings: usize) -> Result<Oracle
             }
         }
         r.ordered.extend(over_count_barriers(&e.trace));
+        r.cond_waits |= e.trace.events.iter().any(|ev| matches!(ev.object, shared_proto::ObjectRef::Mutex { addr, .. } if shared_proto::sync_object::is_condition_gate(addr)));
         runs.push((e, s, outcome));
     }
     for (e, s, outcome) in runs {

@@ -98,6 +98,9 @@ pub struct Verifier<'a> {
     /// not explored, so no smaller prefix is told safe once one is found, and the verdict names
     /// the bound.
     thread_bound_cuts: u64,
+    /// Some execution waited on a program's condition variable: no spurious wake-up was
+    /// explored for it, which the verdict names (see `bounds`).
+    cond_waits: bool,
     started: Instant,
     last_prune_live: usize,
     /// Paused executions along the current path, shallowest first: (steps, snapshot).
@@ -175,6 +178,7 @@ impl<'a> Verifier<'a> {
             bugs: Vec::new(),
             nonterminating: Vec::new(),
             thread_bound_cuts: 0,
+            cond_waits: false,
             started: Instant::now(),
             last_prune_live: 0,
             snapshots: Vec::new(),

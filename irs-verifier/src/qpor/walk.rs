@@ -109,6 +109,9 @@ impl Verifier<'_> {
                 done.push(as_event(&op));
             }
             let done = &done[..];
+            if !self.cond_waits && done.iter().any(|e| matches!(e.object, ObjectRef::Mutex { addr, .. } if shared_proto::sync_object::is_condition_gate(addr))) {
+                self.cond_waits = true;
+            }
             // One event: labelled as the value model says at `C` (an update that leaves memory as
             // it was is a read); a memcpy's two halves are as they are.
             let (action, own, kind) = match done {
