@@ -181,6 +181,10 @@ def irs_verify_answer(irs, exe, work, limit, extra):
         # Bugs of other kinds only, but executions were cut at the thread bound: what lies past
         # the cuts is not explored.
         return None, "bounded", "other bugs only, within the thread bound", secs
+    if verdict == "violation" and not j.get("stopped") and not unended and j.get("bounds"):
+        # Bugs of other kinds only, every execution explored within bounds (the values of a
+        # nondet call, no spurious wake-ups of condition-variable waits): no answer.
+        return None, "bounded", "other bugs only, within: " + "; ".join(j["bounds"])[:180], secs
     if verdict == "violation" and not j.get("stopped") and not unended:
         # Bugs, none of them an unreach-call answer, every execution explored to its end: no
         # error reachable.
