@@ -79,6 +79,28 @@ pub struct ThreadSpin {
     began: u64,
     /// Iterations in a row of `current` that only read.
     pure_run: u32,
+    /// The locks the current iteration took or released (see [`LockUse`]).
+    locks: Vec<LockUse>,
+    /// The locks the previous iteration (when it was pure) released for a while: another thread
+    /// blocked on one of them could have taken it then.
+    windows: Vec<u64>,
+}
+
+/// What an iteration did to one lock (a program's mutex, or an internal lock of a condition
+/// variable's wait): an iteration that leaves every lock as it found it, with no other thread's
+/// operation on it in between, changed nothing another thread could tell, like one that only
+/// read (`while (!done) { unlock(m); lock(m); }`, a timed wait that times out and waits again).
+#[derive(Clone, Copy, Debug)]
+struct LockUse {
+    addr: u64,
+    /// Acquisitions minus releases.
+    delta: i32,
+    /// The lock's operations by anyone before the iteration's first one on it.
+    before: u64,
+    /// The iteration's own operations on it.
+    own: u64,
+    /// It released it at some point.
+    released: bool,
 }
 
 /// The writes of the execution so far: a count, and for each 4-byte word the count at its last
@@ -89,8 +111,9 @@ pub struct Writes {
     /// Made on the first write a watched loop could care about (a `const` empty value, for a
     /// static's initialiser): until some thread reaches a watched loop, no question about writes
     /// since an iteration began can be asked, so none is kept (a hash-map insert per write was
-    /// the cost of the watch in programs without spin-waits).
-    pub(crate) last: Option<FxHashMap<u64, u64>>,
+    /// the cost of the watch in programs without spin-waits). With it, how many writes each
+    /// word has had (a lock's operations are its word's writes).
+    pub(crate) last: Option<FxHashMap<u64, (u64, u64)>>,
 }
 
 impl Writes {
@@ -99,15 +122,21 @@ impl Writes {
         let Some(map) = self.last.as_mut() else { return };
         let (first, last) = (addr / 4, (addr + size.max(1) as u64 - 1) / 4);
         for w in first..=last.min(first + 1024) {
-            map.insert(w, self.count);
+            let e = map.entry(w).or_insert((0, 0));
+            *e = (self.count, e.1 + 1);
         }
+    }
+
+    /// How many writes the word at `addr` has had since writes are kept.
+    fn writes_to(&self, addr: u64) -> u64 {
+        self.last.as_ref().and_then(|m| m.get(&(addr / 4))).map_or(0, |e| e.1)
     }
 
     /// Has any word of these reads been written after it was read (so that reading it again
     /// could give another value)?
     fn written_after(&self, reads: &[Read]) -> bool {
         let Some(map) = &self.last else { return false };
-        reads.iter().any(|r| map.get(&(r.addr / 4)).is_some_and(|&c| c > r.at))
+        reads.iter().any(|r| map.get(&(r.addr / 4)).is_some_and(|&(c, _)| c > r.at))
     }
 }
 
@@ -141,20 +170,32 @@ impl ThreadSpin {
         // From now on writes are kept (see `Writes::last`).
         writes.last.get_or_insert_with(FxHashMap::default);
         let mut done = Iteration::None;
-        if self.current == Some(site) && self.pure && self.reads.len() <= MAX_READS {
+        // Every lock left as found, and touched by nobody else meanwhile.
+        let locks_kept = self.locks.iter().all(|l| l.delta == 0 && writes.writes_to(l.addr) == l.before + l.own);
+        if self.current == Some(site) && self.pure && locks_kept && self.reads.len() + self.locks.len() <= MAX_READS {
             done = Iteration::Pure;
             self.pure_run += 1;
-            self.previous = Some(std::mem::take(&mut self.reads));
+            // A lock counts as a read of it, at its last operation (the iteration's own): a
+            // failed trylock of it is covered by that, and another thread's operation on it
+            // after that is a write the iteration would see.
+            let mut reads = std::mem::take(&mut self.reads);
+            reads.retain(|r| !self.locks.iter().any(|l| l.addr / 4 == r.addr / 4));
+            let at = |a: u64| writes.last.as_ref().and_then(|m| m.get(&(a / 4))).map_or(0, |e| e.0);
+            reads.extend(self.locks.iter().map(|l| Read { site: 0, addr: l.addr, value: 0, at: at(l.addr) }));
+            self.previous = Some(reads);
+            self.windows = self.locks.iter().filter(|l| l.released).map(|l| l.addr).collect();
         } else {
             if self.current == Some(site) {
                 done = Iteration::Impure;
             }
             self.previous = None;
+            self.windows.clear();
             self.pure_run = 0;
         }
         self.current = Some(site);
         self.pure = true;
         self.reads.clear();
+        self.locks.clear();
         self.began = writes.count;
         done
     }
@@ -162,14 +203,35 @@ impl ThreadSpin {
     /// In a watched loop, in an iteration that has changed nothing so far: since which write
     /// count. (Until the thread's next write after it leaves the loop: the pass marks no exit.)
     pub fn waiting_since(&self) -> Option<u64> {
-        (self.current.is_some() && self.pure).then_some(self.began)
+        // An iteration that took or released a lock (a wait on a condition variable, say) is
+        // not known to have changed nothing until it is back at the header.
+        (self.current.is_some() && self.pure && self.locks.is_empty()).then_some(self.began)
     }
 
-    /// The thread performed an operation: a read is remembered, anything else makes the
+    /// The thread performed an operation (after `Writes::wrote` counted it): a read is
+    /// remembered, so is what it did to a lock (see [`LockUse`]); anything else makes the
     /// iteration impure (a failed trylock changes nothing, like a read).
     pub fn observe(&mut self, kind: EventKind, site: Option<u64>, addr: u64, size: u32, writes: &Writes) {
         let at = writes.count;
         if self.current.is_none() || !self.pure {
+            return;
+        }
+        if let EventKind::Lock | EventKind::TryLock | EventKind::Unlock = kind {
+            let delta = if kind == EventKind::Unlock { -1 } else { 1 };
+            match self.locks.iter_mut().find(|l| l.addr == addr) {
+                Some(l) => {
+                    l.delta += delta;
+                    l.own += 1;
+                    l.released |= kind == EventKind::Unlock;
+                }
+                None => {
+                    if self.locks.len() < MAX_READS {
+                        self.locks.push(LockUse { addr, delta, before: writes.writes_to(addr).saturating_sub(1), own: 1, released: kind == EventKind::Unlock });
+                    } else {
+                        self.pure = false;
+                    }
+                }
+            }
             return;
         }
         let read = match kind {
@@ -201,6 +263,13 @@ impl ThreadSpin {
     /// halted since: only the others' writes count.)
     pub fn unwritten_since_last(&self, writes: &Writes) -> bool {
         self.previous.as_ref().is_some_and(|p| !writes.written_after(p))
+    }
+
+    /// Did its last iteration (a pure one) release the lock `addr` for a while? A thread
+    /// blocked on it could have taken it there, which the exploration explores (the lock's
+    /// operations are dependent): the spinner does not hang it.
+    pub fn releases(&self, addr: u64) -> bool {
+        self.windows.contains(&addr)
     }
 
     /// How many iterations in a row of the loop it is in only read (`--spin-bound`).
@@ -261,5 +330,42 @@ mod tests {
         t.enter();
         assert_eq!(t.head(7, &mut w), Iteration::None);
         assert_eq!(t.head(8, &mut w), Iteration::None, "another loop's header");
+    }
+
+    #[test]
+    fn a_lock_left_as_found_and_touched_by_nobody_else_is_a_read() {
+        let (flag, m) = (0u32, 0x1000u64);
+        let a = &flag as *const u32 as u64;
+        let mut w = Writes::default();
+        let mut t = ThreadSpin::default();
+        let lock_op = |t: &mut ThreadSpin, w: &mut Writes, kind: EventKind| {
+            w.wrote(m, 1);
+            t.observe(kind, Some(3), m, 1, w);
+        };
+        t.enter();
+        t.head(7, &mut w);
+        // `while (!flag) { unlock(m); lock(m); }`, holding m at the header.
+        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4, &w);
+        lock_op(&mut t, &mut w, EventKind::Unlock);
+        lock_op(&mut t, &mut w, EventKind::Lock);
+        assert_eq!(t.head(7, &mut w), Iteration::Pure, "unlocked and locked again, nobody else in between");
+        assert!(t.releases(m) && t.unwritten_since_last(&w));
+        // Another thread takes m in the window: the iteration is not pure.
+        t.observe(EventKind::Access(AccessKind::Load), Some(1), a, 4, &w);
+        lock_op(&mut t, &mut w, EventKind::Unlock);
+        w.wrote(m, 1);
+        w.wrote(m, 1);
+        lock_op(&mut t, &mut w, EventKind::Lock);
+        assert_eq!(t.head(7, &mut w), Iteration::Impure, "another thread's lock and unlock of m in between");
+        // Left held: not pure either.
+        lock_op(&mut t, &mut w, EventKind::Unlock);
+        assert_eq!(t.head(7, &mut w), Iteration::Impure, "m released and not taken again");
+        // A pure one again; then another thread's operation on m after it counts as a write.
+        lock_op(&mut t, &mut w, EventKind::Lock);
+        lock_op(&mut t, &mut w, EventKind::Unlock);
+        assert_eq!(t.head(7, &mut w), Iteration::Pure);
+        assert!(t.unwritten_since_last(&w));
+        w.wrote(m, 1);
+        assert!(!t.unwritten_since_last(&w), "another thread's operation on m after the iteration");
     }
 }

@@ -80,6 +80,12 @@ pub(super) fn spin_verdict(s: &Scheduler) -> Option<SpinEnd> {
     if spinners.iter().any(|&t| !s.threads[t].spin.unwritten_since_last(&s.writes)) {
         return Some(SpinEnd::Discarded);
     }
+    // A thread blocked on a lock that a spinner's iteration releases for a while could have
+    // taken it there: explored where its lock comes in that window, so no hang either.
+    let blocked_on = |t: usize| s.threads[t].pending.filter(|op| !s.threads[t].finished && !s.threads[t].spin_halted && op.kind == EventKind::Lock).map(|op| op.addr);
+    if (0..s.threads.len()).filter_map(blocked_on).any(|m| spinners.iter().any(|&sp| s.threads[sp].spin.releases(m))) {
+        return Some(SpinEnd::Discarded);
+    }
     // Where each thread spins, then what the others wait for.
     let blocked = (0..s.threads.len()).filter(|&t| !s.threads[t].finished);
     let waits: Vec<String> = spinners.iter().copied().chain(blocked).filter_map(|t| s.describe_wait(t)).collect();
