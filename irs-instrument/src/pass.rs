@@ -41,6 +41,7 @@ const GUARD_BEFORE_STORE: &str = "__irs_guard_before_store";
 const GUARD_BEFORE_UPDATE: &str = "__irs_guard_before_update";
 const GUARD_LOOP_HEAD: &str = "__irs_guard_loop_head";
 const GUARD_LOOP_ENTER: &str = "__irs_guard_loop_enter";
+const GUARD_WAIT_LOOP_HEAD: &str = "__irs_guard_wait_loop_head";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
@@ -78,7 +79,7 @@ enum Action {
     EnvironRead { inst: Val, site: u32 },
     /// A spin candidate's header (`head`: at its top) or an edge into it from outside (at the
     /// terminator of the block it leaves; `spin_loops`).
-    Loop { inst: Val, site: u32, head: bool },
+    Loop { inst: Val, site: u32, head: bool, waits: bool },
 }
 
 impl Action {
@@ -338,9 +339,9 @@ pub fn instrument_module<'ctx>(context: &'ctx Context, module: &Module<'ctx>, so
     for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {
         for l in crate::spin_loops::find(Val(f.as_value_ref()), &visible) {
             let site = planner.add_site(l.head, SiteKind::SpinLoop, "spin loop".to_string());
-            planner.actions.push(Action::Loop { inst: l.head, site, head: true });
+            planner.actions.push(Action::Loop { inst: l.head, site, head: true, waits: l.waits });
             for e in l.entries {
-                planner.actions.push(Action::Loop { inst: e, site, head: false });
+                planner.actions.push(Action::Loop { inst: e, site, head: false, waits: l.waits });
             }
         }
     }
@@ -623,8 +624,12 @@ impl<'a, 'ctx> Rewriter<'a, 'ctx> {
                 let new = self.call_at(inst, w, &args)?;
                 ir::replace_and_erase(inst, new);
             }
-            Action::Loop { inst, site, head } => {
-                let (name, guard) = if head { (abi::LOOP_HEAD, GUARD_LOOP_HEAD) } else { (abi::LOOP_ENTER, GUARD_LOOP_ENTER) };
+            Action::Loop { inst, site, head, waits } => {
+                let (name, guard) = match (head, waits) {
+                    (true, false) => (abi::LOOP_HEAD, GUARD_LOOP_HEAD),
+                    (true, true) => (abi::WAIT_LOOP_HEAD, GUARD_WAIT_LOOP_HEAD),
+                    (false, _) => (abi::LOOP_ENTER, GUARD_LOOP_ENTER),
+                };
                 let f = self.guarded(name, guard)?;
                 let at = if head {
                     // The top of the header, before anything inserted there since (an access's

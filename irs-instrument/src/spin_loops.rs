@@ -5,7 +5,7 @@
 //! except what the runtime sees: every store in it is an instrumented access (shared memory;
 //! the runtime sees it as a write) or a store to a local that no path from the header reads
 //! before storing it again (a temporary of one iteration), every call is one the runtime sees or that changes nothing
-//! (a mutex operation, `sched_yield`, a sleep, `pthread_self`, a debug intrinsic; a failed assertion ends
+//! (a mutex operation, a wait on a condition variable, `sched_yield`, a sleep, `pthread_self`, a debug intrinsic; a failed assertion ends
 //! the thread), and its header has no phi node (no value carried from one iteration to the
 //! next: the pass runs on unoptimised IR, where locals live in memory and a store to one would
 //! disqualify the loop). For such a loop the pass calls the runtime at the top of the header
@@ -32,6 +32,13 @@ pub struct SpinLoop {
     /// The terminators of the blocks outside the loop that branch to the header (where
     /// `__irs_loop_enter` goes).
     pub entries: Vec<Val>,
+    /// It waits on a condition variable (its header calls `__irs_wait_loop_head` instead).
+    pub waits: bool,
+}
+
+/// A wait on a condition variable.
+fn is_wait(name: &str) -> bool {
+    matches!(name, "pthread_cond_wait" | "pthread_cond_timedwait" | "pthread_cond_clockwait")
 }
 
 /// Calls that change nothing the runtime does not see.
@@ -40,6 +47,10 @@ fn harmless_call(name: &str) -> bool {
         "sched_yield", "pthread_yield", "pthread_self", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock",
         "pthread_spin_lock", "pthread_spin_unlock", "pthread_spin_trylock", "pthread_getspecific", "__assert_fail", "abort",
         "reach_error", "__VERIFIER_error",
+        // A wait on a condition variable: its unlocking, waiting and relocking are events the
+        // runtime sees (a timed wait that timed out and waits again leaves every lock as it
+        // found it: `spin_watch`).
+        "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
         // A sleep changes nothing but the time (and costs none in EXPLORE): a polling loop
         // that sleeps between its reads is a spin-wait.
         "sleep", "usleep", "nanosleep", "clock_nanosleep", "thrd_sleep",
@@ -168,7 +179,8 @@ pub fn find(function: Val, visible: &HashSet<Val>) -> Vec<SpinLoop> {
             continue;
         }
         let entries = preds.get(&h).into_iter().flatten().filter(|p| !body.contains(p)).filter_map(|p| p.terminator()).collect();
-        out.push(SpinLoop { head, entries });
+        let waits = body.iter().any(|b| b.instructions().into_iter().any(|i| i.opcode() == Some(LLVMOpcode::LLVMCall) && i.called_function().is_some_and(|f| is_wait(&f.name()))));
+        out.push(SpinLoop { head, entries, waits });
     }
     out
 }

@@ -25,6 +25,9 @@ pub const CB_AFTER: &str = "__irs_after";
 pub const CB_VIOLATION: &str = "__irs_on_violation";
 /// At the top of a spin candidate's header (the pass's `spin_loops`).
 pub const LOOP_HEAD: &str = "__irs_loop_head";
+/// At the top of the header of a spin candidate that waits on a condition variable (the
+/// runtime's default policy does not count a thread there as waiting: see `spin_watch`).
+pub const WAIT_LOOP_HEAD: &str = "__irs_wait_loop_head";
 /// On an edge into a spin candidate's header from outside the loop.
 pub const LOOP_ENTER: &str = "__irs_loop_enter";
 /// `int __irs_start(int argc, char **argv, char **envp, int (*user_main)(int, char **, char **))`.

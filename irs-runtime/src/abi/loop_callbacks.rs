@@ -13,6 +13,17 @@ pub extern "C" fn __irs_loop_head(site: u64) {
     }
 }
 
+/// The same at the header of a loop that waits on a condition variable, watched in EXPLORE only:
+/// the thread there is not counted as waiting by the default policy
+/// (`spin_watch::ThreadSpin::in_wait_loop`); a serialised run has no use for it (a thread in
+/// the wait blocks until woken, and is not given the turn meanwhile).
+#[no_mangle]
+pub extern "C" fn __irs_wait_loop_head(site: u64) {
+    if crate::mode::get() == crate::mode::Mode::Explore {
+        crate::explore::scheduler::wait_loop_head(site)
+    }
+}
+
 #[no_mangle]
 pub extern "C" fn __irs_loop_enter(_site: u64) {
     match crate::mode::get() {

@@ -448,14 +448,6 @@ thread_local! {
     static ACCESS: Cell<Option<(u64, u64, AccessKind, u32)>> = const { Cell::new(None) };
 }
 
-/// The process ends: the loop watch's table of writes goes (held by a hash table whose only
-/// pointer is into its middle, a tool such as valgrind would call it lost).
-pub fn at_end() {
-    if on() {
-        state().writes.last = None;
-    }
-}
-
 /// A serialised thread is about to access memory (from `__irs_before`): what it reads or writes
 /// feeds the spin-loop watch (`spin_watch`).
 pub fn note_access(site: u64, addr: u64, kind: AccessKind, size: u32) {

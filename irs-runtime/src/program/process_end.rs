@@ -110,7 +110,6 @@ fn complete_end(status: c_int) {
         // SAFETY: the executable's destructors, once (the process leaves with `_exit`).
         unsafe { __irs_run_fini_array() };
         kills(status);
-        crate::enforce::serial::at_end();
     }
 }
 

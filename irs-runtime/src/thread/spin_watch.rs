@@ -84,6 +84,8 @@ pub struct ThreadSpin {
     /// The locks the previous iteration (when it was pure) released for a while: another thread
     /// blocked on one of them could have taken it then.
     windows: Vec<u64>,
+    /// The loop waits on a condition variable (the pass's wait loops).
+    wait_loop: bool,
 }
 
 /// What an iteration did to one lock (a program's mutex, or an internal lock of a condition
@@ -164,6 +166,14 @@ impl ThreadSpin {
         *self = ThreadSpin::default();
     }
 
+    /// The loop it is at the header of waits on a condition variable: a thread there blocks in
+    /// the wait until signalled (or times out), so the default policy does not run it last as a
+    /// spinning thread (its order of events, on which prefixes are anchored, stays the program's:
+    /// a pool's workers start their jobs before `main`, which slept, counts them).
+    pub fn in_wait_loop(&mut self) {
+        self.wait_loop = true;
+    }
+
     /// The thread is at the top of the header of loop `site`: what the iteration it just
     /// completed (if any) was.
     pub fn head(&mut self, site: u64, writes: &mut Writes) -> Iteration {
@@ -205,7 +215,7 @@ impl ThreadSpin {
     pub fn waiting_since(&self) -> Option<u64> {
         // An iteration that took or released a lock (a wait on a condition variable, say) is
         // not known to have changed nothing until it is back at the header.
-        (self.current.is_some() && self.pure && self.locks.is_empty()).then_some(self.began)
+        (self.current.is_some() && self.pure && self.locks.is_empty() && !self.wait_loop).then_some(self.began)
     }
 
     /// The thread performed an operation (after `Writes::wrote` counted it): a read is

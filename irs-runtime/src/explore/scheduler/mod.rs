@@ -68,7 +68,7 @@ pub use memory::{access_after, access_before, allocated, block_size, freed, is_h
 pub use mutexes::{lock, lock_kind, mutex_reinit, trylock, trylock_kind, unlock, unlock_kind};
 pub use rwlocks::{rwlock_acquire, rwlock_init, rwlock_relock, rwlock_try, rwlock_unlock};
 pub use semaphores::{sem_count_now, sem_getvalue, sem_init, sem_post, sem_trywait, sem_wait};
-pub use spin_loops::{loop_enter, loop_head};
+pub use spin_loops::{loop_enter, loop_head, wait_loop_head};
 pub use thread_data::{get_specific, key_create, key_delete, self_handle, set_specific};
 pub use threads::{crashed, create, exit_thread, join, violation};
 pub use verifier::{assume_failed, atomic_begin, atomic_end, nondet};

@@ -16,6 +16,12 @@ pub fn loop_enter() {
     with(|s| s.threads[s.current].spin.enter());
 }
 
+/// [`loop_head`] for a loop that waits on a condition variable (`spin_watch`'s wait loops).
+pub fn wait_loop_head(site: u64) {
+    with(|s| s.threads[s.current].spin.in_wait_loop());
+    loop_head(site)
+}
+
 /// The calling thread is at the top of a watched loop's header (`spin_watch`): when the
 /// iteration it completed only read, the thread halts there for good (spin-assume), and the
 /// others go on; at the execution's end, [`spin_verdict`](super::waits::spin_verdict) says whether
