@@ -69,6 +69,10 @@ enum Command {
         /// is at most `bounded`. The bugs found must be the default's.
         #[arg(long, value_name = "K")]
         spin_bound: Option<u32>,
+        /// Let a wait on a condition variable return without a signal wherever the exploration
+        /// puts it, as POSIX allows and the C library may do (see `irs verify --spurious-wake-ups`).
+        #[arg(long)]
+        spurious_wake_ups: bool,
         /// Each thread creates at most N threads: its next `pthread_create` ends the run there
         /// (see `irs verify --max-threads`).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -159,6 +163,13 @@ enum Command {
         /// is at most `bounded`. The bugs found must be the default's.
         #[arg(long, value_name = "K")]
         spin_bound: Option<u32>,
+        /// Explore spurious wake-ups: a wait on a condition variable may return without a signal
+        /// wherever the exploration puts it, as POSIX allows and the C library may do. Without
+        /// it, a verdict on a program that waited on a condition variable names their absence as
+        /// a bound (irs's own condition variables never wake spuriously). Not with --publish yet:
+        /// a run under irs cannot reproduce a spurious wake-up of the verified trace.
+        #[arg(long, conflicts_with = "publish")]
+        spurious_wake_ups: bool,
         /// Thread bound, for programs that create threads without end (`while (1)
         /// pthread_create(...)`): each thread creates at most N threads; an execution in which a
         /// thread is about to create one more ends there (as `_exit` would), a cut the verdict
@@ -479,7 +490,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(format_args!("demo: {e}")),
         },
-        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, input, nondet_values, svcomp, spin_bound, max_threads, command } => {
+        Command::Replay { schedule, schedule_default: _, policy, trace_out, timeout, stdin, input, nondet_values, svcomp, spin_bound, spurious_wake_ups, max_threads, command } => {
             let policy = if policy == "round-robin" { irs_verifier::executor::Policy::RoundRobin } else { irs_verifier::executor::Policy::Default };
             let (program, args) = command.split_first().expect("clap requires a program");
             let stored = match &input {
@@ -502,7 +513,7 @@ fn main() -> ExitCode {
             if !(timeout > 0.0 && timeout.is_finite()) {
                 return fail("replay: --timeout must be a positive number of seconds");
             }
-            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), svcomp, spin_bound, max_threads, ..Default::default() };
+            let options = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, nondet_values: nondet_values.map(|v| v.0), svcomp, spin_bound, spurious_wake_ups, max_threads, ..Default::default() };
             let options = match &stored {
                 Some(s) => s.exec_options(options),
                 None => options,
@@ -557,7 +568,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(format_args!("explore: {e}")),
             }
         }
-        Command::Verify { k, optimal: _, max_executions, time_limit, memory_limit, first_bug, svcomp, spin_bound, max_threads, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, equivalence, publish, anchor, status_file, stdin, input, fork_each, nondet_values, command } => {
+        Command::Verify { k, optimal: _, max_executions, time_limit, memory_limit, first_bug, svcomp, spin_bound, spurious_wake_ups, max_threads, timeout, json, out_dir, schedules_out, skip_step, snapshot_gap, no_snapshots, prune_at, no_race_free_words, equivalence, publish, anchor, status_file, stdin, input, fork_each, nondet_values, command } => {
             let (program, args) = command.split_first().expect("clap requires a program");
             let stored = match &input {
                 Some(_) if !args.is_empty() => return fail("verify: --input replays the input's own arguments: give the program alone after --"),
@@ -630,6 +641,9 @@ fn main() -> ExitCode {
             if let Some(k) = spin_bound {
                 replay_args.push_str(&format!("--spin-bound {k} "));
             }
+            if spurious_wake_ups {
+                replay_args.push_str("--spurious-wake-ups ");
+            }
             if let Some(n) = max_threads {
                 replay_args.push_str(&format!("--max-threads {n} "));
             }
@@ -637,7 +651,7 @@ fn main() -> ExitCode {
                 replay_args.push_str(&format!("--input {} ", s.store.key));
             }
             let shown: Vec<String> = std::iter::once(program.clone()).chain(args.iter().cloned()).collect();
-            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, spin_bound, max_threads, ..Default::default() };
+            let exec = irs_verifier::executor::Options { timeout: std::time::Duration::from_secs_f64(timeout), stdin, fork_each, nondet_values, svcomp, spin_bound, spurious_wake_ups, max_threads, ..Default::default() };
             let exec = match &stored {
                 Some(s) => s.exec_options(exec),
                 None => exec,

@@ -64,6 +64,8 @@ pub struct Options {
     /// Let watched loops iterate this many times without change before discarding the
     /// execution, instead of halting the spinning thread (`irs verify --spin-bound`).
     pub spin_bound: Option<u32>,
+    /// Explore spurious wake-ups of condition-variable waits (`irs verify --spurious-wake-ups`).
+    pub spurious_wake_ups: bool,
     /// The whole environment every execution sees (the input's, DESIGN §4 "Inputs"); `None`: this
     /// process's. The executor's own `IRS_*` variables are added either way.
     pub env: Option<Vec<(String, String)>>,
@@ -80,7 +82,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, max_threads: None, svcomp: false, spin_bound: None, env: None, input_files: None, cwd: None, sandbox: true }
+        Options { timeout: Duration::from_secs(10), stdin: Vec::new(), stack_kb: 256, fork_each: false, nondet_values: None, max_threads: None, svcomp: false, spin_bound: None, spurious_wake_ups: false, env: None, input_files: None, cwd: None, sandbox: true }
     }
 }
 
@@ -365,6 +367,7 @@ impl Executor {
             .env_remove(proto::ENV_FORK_EACH)
             .env_remove(proto::ENV_SVCOMP)
             .env_remove(proto::ENV_SPIN_BOUND)
+            .env_remove(proto::ENV_SPURIOUS_WAKE_UPS)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -385,6 +388,9 @@ impl Executor {
         }
         if let Some(k) = options.spin_bound {
             cmd.env(proto::ENV_SPIN_BOUND, k.to_string());
+        }
+        if options.spurious_wake_ups {
+            cmd.env(proto::ENV_SPURIOUS_WAKE_UPS, "1");
         }
         if options.fork_each {
             cmd.env(proto::ENV_FORK_EACH, "1");

@@ -31,6 +31,9 @@ pub const ENV_SVCOMP: &str = "IRS_SVCOMP";
 /// `irs verify --spin-bound K`: watched loops iterate up to K times without change, then the
 /// execution is discarded (instead of the spinning thread halting at its first such iteration).
 pub const ENV_SPIN_BOUND: &str = "IRS_SPIN_BOUND";
+/// Set (to anything): `irs verify --spurious-wake-ups`: a wait on a program's condition variable
+/// may return without a signal wherever the exploration puts it (as POSIX allows).
+pub const ENV_SPURIOUS_WAKE_UPS: &str = "IRS_SPURIOUS_WAKE_UPS";
 /// `irs verify --max-threads N`: a thread about to create its (N+1)-th thread ends the process
 /// there instead (as `_exit` would, without exit handlers), and the execution's outcome says so.
 pub const ENV_MAX_THREADS: &str = "IRS_MAX_THREADS";

@@ -102,6 +102,7 @@ pub fn prepare() {
     let _ = crate::program::program_info::site_location(SiteId(0));
     SVCOMP.store(std::env::var_os(shared_proto::explore_protocol::ENV_SVCOMP).is_some(), std::sync::atomic::Ordering::Relaxed);
     crate::thread::spin_watch::prepare();
+    crate::sync::condvar::prepare();
     crate::explore::scheduler::thread_bound_prepare();
 }
 

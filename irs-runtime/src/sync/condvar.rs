@@ -19,9 +19,11 @@
 //!   (`ETIMEDOUT`); taken off by a signal meanwhile, it takes its gate, which that signal
 //!   released, and returns 0.
 //!
-//! No spurious wake-up is explored: a waiter returns only when signalled, or timed out. So a
-//! lost wake-up is a deadlock, reported with the waiters and the condition variable each waits
-//! on. The same algorithm, over internal condition variables, makes semaphores, barriers and
+//! No spurious wake-up is explored unless asked (`irs verify --spurious-wake-ups`: an untimed
+//! wait's second lock of its gate is tried then, as a timed wait's is, and a failed try returns
+//! 0): otherwise a waiter returns only when signalled, or timed out, and a lost wake-up is a
+//! deadlock, reported with the waiters and the condition variable each waits on. Outside
+//! EXPLORE a wait never wakes spuriously. The same algorithm, over internal condition variables, makes semaphores, barriers and
 //! rwlocks wait (their `CondSpace`).
 
 use crate::sync::sync_ops::{self, Obj};
@@ -67,6 +69,15 @@ fn with_waiters<R>(base: *const c_void, space: CondSpace, f: impl FnOnce(&mut Wa
 /// How long a timed wait may wait: `None` for an untimed one.
 pub type Limit = Option<Option<Duration>>;
 
+/// `irs verify --spurious-wake-ups`. Relaxed: set once by [`prepare`], before the first
+/// execution.
+static SPURIOUS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Read `--spurious-wake-ups` (EXPLORE, before the first execution).
+pub fn prepare() {
+    SPURIOUS.store(std::env::var_os(shared_proto::explore_protocol::ENV_SPURIOUS_WAKE_UPS).is_some(), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Wait on the condition variable `space` of `base`, releasing `m` meanwhile; `limit`: a timed
 /// wait's time left (`Some(None)`: no deadline after all). Returns 0 or `ETIMEDOUT`; `m` is
 /// held again either way.
@@ -94,11 +105,15 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
     }
     sync_ops::unlock(m, site);
     drop(masked);
+    // A spurious wake-up is explored as a timeout is: a try of the gate, which fails wherever
+    // the exploration puts it before the signal that releases the gate.
+    let spurious = limit.is_none() && list.is_some() && crate::mode::explore() && SPURIOUS.load(std::sync::atomic::Ordering::Relaxed);
     let woken = match limit {
-        None => {
+        None if !spurious => {
             sync_ops::lock(gate, site);
             true
         }
+        None => sync_ops::trylock(gate, site, None),
         Some(left) => sync_ops::trylock(gate, site, left.or(Some(Duration::MAX))),
     };
     if woken {
@@ -126,7 +141,7 @@ pub fn wait(base: *const c_void, space: CondSpace, m: Obj, site: u64, limit: Lim
     if list.is_some() {
         sync_ops::lock(m, site);
     }
-    if still_waiting { libc::ETIMEDOUT } else { 0 }
+    if still_waiting && !spurious { libc::ETIMEDOUT } else { 0 }
 }
 
 /// Wake one waiter (a choice among them), or every one. With none it does nothing, and an

@@ -64,7 +64,7 @@ impl Verifier<'_> {
                             self.thread_bound_cuts
                         ));
                     }
-                    if self.cond_waits {
+                    if self.cond_waits && !self.ex.options().spurious_wake_ups {
                         bounds.push(NO_SPURIOUS_WAKE_UPS.into());
                     }
                     return Ok(Report { stats: self.stats, bugs: self.bugs, stopped, nonterminating: self.nonterminating, races, bounds });
