@@ -47,17 +47,16 @@ fn harmless_call(name: &str) -> bool {
         "sched_yield", "pthread_yield", "pthread_self", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_mutex_trylock",
         "pthread_spin_lock", "pthread_spin_unlock", "pthread_spin_trylock", "pthread_getspecific", "__assert_fail", "abort",
         "reach_error", "__VERIFIER_error",
-        // A wait on a condition variable: its unlocking, waiting and relocking are events the
-        // runtime sees (a timed wait that timed out and waits again leaves every lock as it
-        // found it: `spin_watch`).
-        "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
         // A sleep changes nothing but the time (and costs none in EXPLORE): a polling loop
         // that sleeps between its reads is a spin-wait.
         "sleep", "usleep", "nanosleep", "clock_nanosleep", "thrd_sleep",
     ];
     // `_mm_pause()` (the x86 spin-wait hint) is an intrinsic with no state.
     const PREFIXES: &[&str] = &["llvm.dbg.", "llvm.lifetime.", "llvm.expect", "llvm.assume", "llvm.prefetch", "llvm.x86.sse2.pause"];
-    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+    // A wait on a condition variable: its unlocking, waiting and relocking are events the
+    // runtime sees (a timed wait that timed out and waits again leaves every lock as it found
+    // it: `spin_watch`).
+    NAMES.contains(&name) || is_wait(name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// Dominators of every block reachable from the entry (the iterative algorithm of Cooper,

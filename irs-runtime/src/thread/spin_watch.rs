@@ -129,9 +129,15 @@ impl Writes {
         }
     }
 
+    /// The count at the last write of the word at `addr`, and how many writes it has had, since
+    /// writes are kept.
+    fn of_word(&self, addr: u64) -> (u64, u64) {
+        self.last.as_ref().and_then(|m| m.get(&(addr / 4))).copied().unwrap_or((0, 0))
+    }
+
     /// How many writes the word at `addr` has had since writes are kept.
     fn writes_to(&self, addr: u64) -> u64 {
-        self.last.as_ref().and_then(|m| m.get(&(addr / 4))).map_or(0, |e| e.1)
+        self.of_word(addr).1
     }
 
     /// Has any word of these reads been written after it was read (so that reading it again
@@ -190,8 +196,7 @@ impl ThreadSpin {
             // after that is a write the iteration would see.
             let mut reads = std::mem::take(&mut self.reads);
             reads.retain(|r| !self.locks.iter().any(|l| l.addr / 4 == r.addr / 4));
-            let at = |a: u64| writes.last.as_ref().and_then(|m| m.get(&(a / 4))).map_or(0, |e| e.0);
-            reads.extend(self.locks.iter().map(|l| Read { site: 0, addr: l.addr, value: 0, at: at(l.addr) }));
+            reads.extend(self.locks.iter().map(|l| Read { site: 0, addr: l.addr, value: 0, at: writes.of_word(l.addr).0 }));
             self.previous = Some(reads);
             self.windows = self.locks.iter().filter(|l| l.released).map(|l| l.addr).collect();
         } else {
